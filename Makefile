@@ -1,0 +1,53 @@
+# `make demo` and `make test` create .venv in the repo root and install into it.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+# llama-cpp-python compiles from source (~6.5 min on 2 cores): build its wheel once, keep it here.
+WHEEL_CACHE ?= $(HOME)/.cache/misguard/wheels
+LLAMA_VERSION := $(shell sed -n 's/^llama-cpp-python==//p' constraints.txt)
+export PIP_FIND_LINKS := $(strip $(PIP_FIND_LINKS) $(WHEEL_CACHE))
+export PIP_DISABLE_PIP_VERSION_CHECK := 1
+PIP := $(BIN)/python -m pip install --quiet --constraint constraints.txt
+
+DEMO_EXTRAS := local,openai
+TEST_EXTRAS := $(DEMO_EXTRAS),test
+PYTEST_ARGS ?=
+
+.PHONY: demo test bench install-demo install-test llama-wheel clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip setuptools wheel
+
+llama-wheel: $(BIN)/python
+	@mkdir -p $(WHEEL_CACHE)
+	@if ls $(WHEEL_CACHE)/llama_cpp_python-$(LLAMA_VERSION)-*.whl >/dev/null 2>&1; then \
+	  echo "llama-cpp-python $(LLAMA_VERSION): cached wheel in $(WHEEL_CACHE)"; \
+	else \
+	  echo "llama-cpp-python $(LLAMA_VERSION): building the wheel once (about 6-7 minutes on 2 cores)"; \
+	  $(BIN)/python -m pip wheel --quiet --no-deps -w $(WHEEL_CACHE) llama-cpp-python==$(LLAMA_VERSION); \
+	fi
+
+$(VENV)/.demo-installed: pyproject.toml constraints.txt | llama-wheel
+	$(PIP) -e '.[$(DEMO_EXTRAS)]'
+	@touch $@
+
+$(VENV)/.test-installed: pyproject.toml constraints.txt | llama-wheel
+	$(PIP) -e '.[$(TEST_EXTRAS)]'
+	@touch $@ $(VENV)/.demo-installed
+
+install-demo: $(VENV)/.demo-installed
+install-test: $(VENV)/.test-installed
+
+demo: install-demo
+	$(BIN)/misguard demo
+
+test: install-test
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+bench: install-test
+	$(BIN)/misguard bench backends --output runs/bench-backends
+
+clean:
+	rm -rf $(VENV) runs .pytest_cache

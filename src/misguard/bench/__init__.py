@@ -1,0 +1,1 @@
+"""Benchmarks: suites, judges, metrics and reports. Each writes a run log first."""

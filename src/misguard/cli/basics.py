@@ -1,0 +1,112 @@
+"""`doctor`, `chat`, `embed` and `demo`."""
+
+from __future__ import annotations
+
+import importlib
+import time
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from ..embed import EMBEDDERS, get_embedder
+from ..errors import MisguardError
+from ..llm import LLM_BACKENDS, get_llm
+from ._common import console, friendly_errors, settings_from
+
+
+def register(app: typer.Typer) -> None:
+    app.command()(doctor)
+    app.command()(chat)
+    app.command()(embed)
+    app.command()(demo)
+
+
+def _probe(label: str, build) -> tuple[str, str, str]:
+    started = time.perf_counter()
+    try:
+        component = build()
+    except MisguardError as exc:
+        return label, "[red]unavailable[/]", escape(str(exc))
+    except Exception as exc:  # doctor reports anything, it never crashes
+        return label, "[red]broken[/]", escape(f"{type(exc).__name__}: {exc}")
+    spent = time.perf_counter() - started
+    desc = component.describe()
+    detail = ", ".join(f"{k}={v}" for k, v in desc.items() if k not in ("backend", "spec") and v)
+    return label, "[green]ok[/]", escape(f"{detail} ({spent:.2f} s to load)")
+
+
+@friendly_errors
+def doctor(ctx: typer.Context) -> None:
+    """Which backends, models and optional parts are usable here, and why not."""
+    settings = settings_from(ctx)
+    table = Table(title="misguard doctor")
+    table.add_column("component")
+    table.add_column("status")
+    table.add_column("detail", overflow="fold")
+    table.add_row(*_probe("llm local/smollm2", lambda: get_llm("local/smollm2", settings.llm)))
+    if settings.llm.base_url or settings.llm.model.startswith("openai/"):
+        table.add_row(*_probe(f"llm {settings.llm.model}", lambda: get_llm(None, settings.llm)))
+    else:
+        table.add_row("llm openai/*", "[yellow]not configured[/]", "set llm.base_url (MISGUARD_LLM__BASE_URL) to use an endpoint")
+    table.add_row(*_probe("embedder e5", lambda: get_embedder("e5", settings.embed)))
+    for module, extra, purpose in [
+        ("openai", "openai", "OpenAI-compatible endpoints"),
+        ("llama_cpp", "local", "in-process GGUF models"),
+        ("torch", "torch", "the memory guard's contrastive detector"),
+        ("sentence_transformers", "st", "sentence-transformers embedders"),
+        ("ray", "ray", "--executor ray"),
+        ("fastapi", "service", "the HTTP service"),
+    ]:
+        try:
+            mod = importlib.import_module(module)
+            table.add_row(escape(f"extra [{extra}]"), "[green]ok[/]", f"{module} {getattr(mod, '__version__', '')} for {purpose}")
+        except ImportError:
+            table.add_row(escape(f"extra [{extra}]"), "[yellow]missing[/]", escape(f"pip install 'misguard[{extra}]' for {purpose}"))
+    console.print(table)
+    console.print(f"LLM backends: {', '.join(LLM_BACKENDS.names())}; embedders: {', '.join(EMBEDDERS.names())}")
+
+
+@friendly_errors
+def chat(
+    ctx: typer.Context,
+    prompt: Annotated[str, typer.Argument(help="What to ask.")],
+    system: Annotated[str, typer.Option(help="System prompt.")] = "You are a helpful assistant.",
+    max_tokens: Annotated[int, typer.Option(help="Answer length limit.")] = 128,
+) -> None:
+    """Ask the configured LLM one question and show the answer with its cost."""
+    settings = settings_from(ctx)
+    llm = get_llm(None, settings.llm)
+    out = llm.generate_sync([{"role": "system", "content": system}, {"role": "user", "content": prompt}], max_tokens=max_tokens)
+    console.print(out.text, highlight=False)
+    console.print(
+        f"[dim]{llm.spec}: {out.prompt_tokens}+{out.completion_tokens} tokens, "
+        f"{out.latency_s:.2f} s, {out.completion_tokens / max(out.latency_s, 1e-9):.1f} tok/s[/]"
+    )
+
+
+@friendly_errors
+def embed(
+    ctx: typer.Context,
+    texts: Annotated[list[str], typer.Argument(help="Two or more texts; the first is the query.")],
+) -> None:
+    """Embed texts and show each one's cosine similarity to the first."""
+    settings = settings_from(ctx)
+    embedder = get_embedder(None, settings.embed)
+    query = embedder.embed(texts[0], "query")
+    passages = embedder.embed(texts[1:], "passage") if len(texts) > 1 else query[None, :]
+    table = Table(title=f"cosine to {texts[0]!r} ({embedder.spec})")
+    table.add_column("text")
+    table.add_column("cosine", justify="right")
+    for text, vec in zip(texts[1:], passages):
+        table.add_row(text, f"{float(vec @ query):.3f}")
+    console.print(table)
+
+
+@friendly_errors
+def demo(ctx: typer.Context) -> None:
+    """The main job on the embedded default: no server, no key, no network."""
+    from .demo import run_demo
+
+    run_demo(settings_from(ctx), console)

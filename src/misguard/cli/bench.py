@@ -1,0 +1,27 @@
+"""`misguard bench ...`: every benchmark writes a versioned run log, then reports from it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from ._common import console, friendly_errors, settings_from
+
+bench_app = typer.Typer(help="Benchmarks: each writes a run log, then prints its tables.", no_args_is_help=True)
+
+
+@bench_app.command("backends")
+@friendly_errors
+def backends(
+    ctx: typer.Context,
+    output: Annotated[Path, typer.Option(help="Directory for the run log and summary.")] = Path("runs/bench-backends"),
+    texts: Annotated[int, typer.Option(help="How many texts to embed.")] = 256,
+    llm_tokens: Annotated[int, typer.Option(help="Tokens to generate per LLM call.")] = 128,
+    repeats: Annotated[int, typer.Option(help="Repetitions; medians are reported.")] = 3,
+) -> None:
+    """Embedding throughput (single and batched) and local-LLM tokens/s on this machine."""
+    from ..bench.backends import run_backend_bench
+
+    run_backend_bench(settings_from(ctx), output, n_texts=texts, llm_tokens=llm_tokens, repeats=repeats, console=console)

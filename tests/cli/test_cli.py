@@ -1,0 +1,54 @@
+from __future__ import annotations
+
+import pytest
+from typer.testing import CliRunner
+
+from misguard.cli.main import app
+
+runner = CliRunner()
+
+
+def _all_command_paths(group, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    paths = [prefix]
+    for name, cmd in group.commands.items():
+        if hasattr(cmd, "commands"):
+            paths += _all_command_paths(cmd, prefix + (name,))
+        else:
+            paths.append(prefix + (name,))
+    return paths
+
+
+def test_every_command_has_help():
+    import typer.main
+
+    root = typer.main.get_command(app)
+    paths = _all_command_paths(root)
+    assert ("doctor",) in paths and ("bench", "backends") in paths
+    for path in paths:
+        result = runner.invoke(app, [*path, "--help"])
+        assert result.exit_code == 0, (path, result.output)
+        assert "Usage" in result.output
+
+
+def test_chat_with_mock_backend():
+    result = runner.invoke(app, ["--llm", "mock", "chat", "hello"])
+    assert result.exit_code == 0, result.output
+    assert "{}" in result.output and "tokens" in result.output
+
+
+def test_bad_settings_give_one_clear_line(tmp_path):
+    result = runner.invoke(app, ["--config", str(tmp_path / "nope.toml"), "doctor"])
+    assert result.exit_code == 2
+    assert "does not exist" in result.output
+
+
+def test_unknown_backend_is_a_clear_error():
+    result = runner.invoke(app, ["--llm", "nope/x", "chat", "hi"])
+    assert result.exit_code == 2 and "Unknown LLM backend" in result.output
+
+
+@pytest.mark.slow
+def test_doctor_reports_components():
+    result = runner.invoke(app, ["doctor"])
+    assert result.exit_code == 0, result.output
+    assert "embedder e5" in result.output and "extra [torch]" in result.output

@@ -1,0 +1,25 @@
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED_DATA = Path(os.environ.get("MISGUARD_TEST_SHARED_DATA", REPO.parent / "shared" / "data"))
+
+
+@pytest.fixture
+def shared_data() -> Path:
+    """../shared/data, or skip with the reason (the data may not be committed or shipped)."""
+    if not SHARED_DATA.is_dir():
+        pytest.skip(f"shared data not found at {SHARED_DATA}; set MISGUARD_TEST_SHARED_DATA")
+    return SHARED_DATA
+
+
+@pytest.fixture(autouse=True)
+def _clean_misguard_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tests never see the developer's MISGUARD_* variables or settings file."""
+    for key in list(os.environ):
+        if key.startswith("MISGUARD_") and key != "MISGUARD_TEST_SHARED_DATA":
+            monkeypatch.delenv(key)

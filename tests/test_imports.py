@@ -1,0 +1,42 @@
+"""The bare package imports without any extra; every public name imports."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import misguard
+
+HEAVY = ["openai", "llama_cpp", "torch", "ray", "fastapi", "sentence_transformers", "sklearn"]
+
+
+def test_all_names_import():
+    for name in misguard.__all__:
+        assert getattr(misguard, name) is not None, name
+
+
+def test_bare_import_without_extras():
+    code = textwrap.dedent(
+        f"""
+        import sys, importlib.abc
+        class Block(importlib.abc.MetaPathFinder):
+            def find_spec(self, name, path, target=None):
+                if name.split('.')[0] in {HEAVY!r}:
+                    raise ImportError('blocked ' + name)
+        sys.meta_path.insert(0, Block())
+        import misguard, misguard.llm, misguard.embed, misguard.cli.main
+        from misguard.errors import MissingExtraError
+        from misguard.llm import get_llm
+        try:
+            get_llm('openai/gpt-4o-mini')
+        except MissingExtraError as exc:
+            assert "misguard[openai]" in str(exc), exc
+        else:
+            raise SystemExit('expected MissingExtraError')
+        print('ok', sorted(m for m in sys.modules if m.split('.')[0] in {HEAVY!r}))
+        """
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "ok []"
