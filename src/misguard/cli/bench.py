@@ -12,6 +12,11 @@ from ._common import console, friendly_errors, settings_from
 bench_app = typer.Typer(help="Benchmarks: each writes a run log, then prints its tables.", no_args_is_help=True)
 
 
+def register(app: typer.Typer) -> None:
+    """Other modules add `misguard bench NAME` commands with `@bench_app.command("NAME")`."""
+    app.add_typer(bench_app, name="bench")
+
+
 @bench_app.command("backends")
 @friendly_errors
 def backends(

@@ -42,12 +42,15 @@ def _global(
         raise typer.Exit(2) from None
 
 
-def _register() -> None:
-    # Each concern adds its commands in its own module.
-    from . import bench, basics
+#: Modules with a `register(app)` function; each concern adds its commands in its own module.
+COMMAND_MODULES = ["basics", "bench"]
 
-    basics.register(app)
-    app.add_typer(bench.bench_app, name="bench")
+
+def _register() -> None:
+    import importlib
+
+    for name in COMMAND_MODULES:
+        importlib.import_module(f"{__package__}.{name}").register(app)
 
 
 _register()
