@@ -1,0 +1,79 @@
+"""`misguard bench memory`: shared-memory poisoning detection and repair benchmark."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from ..errors import ConfigError
+from ._common import console, friendly_errors, settings_from
+from .bench import bench_app
+
+
+def register(app: typer.Typer) -> None:
+    """The command lives on `bench_app`; importing this module is what registers it."""
+
+
+def _ratios(ratio: float, ratios: str) -> list[float]:
+    try:
+        values = [float(r) for r in ratios.split(",") if r.strip()] if ratios else [ratio]
+    except ValueError:
+        raise ConfigError(f"--ratios must be comma-separated numbers, got {ratios!r}") from None
+    if not values or any(not 0 < r < 1 for r in values):
+        raise ConfigError("poisoning ratios must lie strictly between 0 and 1 (e.g. 0.05)")
+    return values
+
+
+@bench_app.command("memory")
+@friendly_errors
+def memory(
+    ctx: typer.Context,
+    ratio: Annotated[float, typer.Option(help="Poisoning ratio of the memory stream (0.05 = 5%).")] = 0.05,
+    ratios: Annotated[str, typer.Option(help="Comma-separated ratios for Table 2 (overrides --ratio), e.g. 0.005,0.01,0.02,0.05,0.1.")] = "",
+    type: Annotated[str, typer.Option("--type", help="Poisoning type: I (instruction injection), II (structural camouflage), III (cross-agent consistency).")] = "II",
+    seeds: Annotated[int, typer.Option(help="Number of seeds (0..N-1).")] = 5,
+    records: Annotated[int, typer.Option(help="Memory records per seed (the paper: ~210,000).")] = 20_000,
+    scenarios: Annotated[int, typer.Option(help="Scenarios (task instances, 4-8 agents each) per seed.")] = 60,
+    capabilities: Annotated[str, typer.Option(help="Adversary capabilities, e.g. C1,C2,C3 (C4 = adaptive).")] = "C1,C2,C3",
+    backend: Annotated[str, typer.Option(help="Memory store: sqlite (embedded) or postgres.")] = "sqlite",
+    postgres_url: Annotated[str, typer.Option(help="postgresql://user@host:port/db for --backend postgres.", envvar="MISGUARD_MEMORY_POSTGRES_URL")] = "",
+    encoder_steps: Annotated[int, typer.Option(help="Contrastive training steps.")] = 300,
+    output: Annotated[Path, typer.Option(help="Directory for the run log, summary.json and stores.")] = Path("runs/bench-memory"),
+) -> None:
+    """Poison shared agent memory, detect (eq. 1 + NT-Xent + eq. 4) and repair (eq. 5); print Tables 1 and 2."""
+    from ..bench.memory import BenchParams, render_tables, run_memory_bench
+
+    kind = type.upper()
+    if kind not in ("I", "II", "III"):
+        raise ConfigError(f"--type must be I, II or III, got {type!r}")
+    caps = tuple(c.strip().upper() for c in capabilities.split(",") if c.strip())
+    if any(c not in ("C1", "C2", "C3", "C4") for c in caps):
+        raise ConfigError(f"--capabilities takes C1..C4, got {capabilities!r}")
+    if backend not in ("sqlite", "postgres"):
+        raise ConfigError(f"--backend must be sqlite or postgres, got {backend!r}")
+    if backend == "postgres" and not postgres_url:
+        raise ConfigError("--backend postgres needs --postgres-url postgresql://user@host:port/db")
+    if seeds < 1 or records < 1000 or scenarios < 5:
+        raise ConfigError("need --seeds >= 1, --records >= 1000 and --scenarios >= 5")
+    settings = settings_from(ctx)
+    values = _ratios(ratio, ratios)
+    summaries = {}
+    for r in values:
+        params = BenchParams(ratio=r, kind=kind, seeds=seeds, records=records, scenarios=scenarios, capabilities=caps,
+                             backend=backend, postgres_url=postgres_url, encoder_steps=encoder_steps)
+        out = output if len(values) == 1 else output / f"ratio-{r:g}"
+        summaries[r] = run_memory_bench(settings, params, out, lambda msg: console.print(f"[dim]{msg}[/]"))
+    for table in render_tables(summaries):
+        console.print(table)
+    if len(values) > 1:
+        import json
+
+        output.mkdir(parents=True, exist_ok=True)
+        (output / "summary.json").write_text(json.dumps({f"{r:g}": s for r, s in summaries.items()}, indent=2, default=float))
+    last = summaries[values[-1]]
+    console.print(
+        f"score throughput {last['timings']['score_records_per_s']:,.0f} records/s after embedding; "
+        f"{last['timings']['total_s']:.0f} s per seed; summary: {output / 'summary.json'}"
+    )

@@ -1,0 +1,47 @@
+"""Memory guard: shared agent memory with provenance, poisoning detection and repair.
+
+    store = open_store("memory.db")                 # or "postgresql://user@host/db"
+    memory = SharedMemory(store)                    # hashed featuriser, or pass e5's embed
+    memory.write([record]); hits = memory.retrieve(state, context, agent="a1")
+    MemoryGuard(detector, threshold).guard_store(store)   # score, plan, apply (audited)
+
+torch, scikit-learn and SQLAlchemy are imported where used (extra `memory`; PostgreSQL
+needs extra `postgres`).
+"""
+
+from ._baselines import BASELINES, BaselineDetector, auc, best_f1_threshold, residual_scores
+from ._credibility import (
+    CredibilityResult,
+    EvidenceGraph,
+    credibility,
+    knn_within_groups,
+    relational_features,
+    state_key,
+)
+from ._encoder import ContrastiveDetector, EncoderConfig
+from ._features import HashedRecordFeaturizer, record_fields, record_text
+from ._graph import hop_distances, mean_hops
+from ._guard import GuardScores, MemoryGuard, RecordArrays, task_of
+from ._repair import GAMMAS, THETA_R, RepairPlan, apply_repair, plan_repair
+from ._shared import SharedMemory
+from ._store import (
+    MEMORY_BACKENDS,
+    AuditEntry,
+    MemoryStore,
+    PostgresMemoryStore,
+    ReuseEdge,
+    SQLiteMemoryStore,
+    SQLMemoryStore,
+    open_store,
+)
+
+__all__ = [
+    "BASELINES", "GAMMAS", "MEMORY_BACKENDS", "THETA_R",
+    "AuditEntry", "BaselineDetector", "ContrastiveDetector", "CredibilityResult", "EncoderConfig",
+    "EvidenceGraph", "GuardScores", "HashedRecordFeaturizer", "MemoryGuard", "MemoryStore",
+    "PostgresMemoryStore", "RecordArrays", "RepairPlan", "ReuseEdge", "SQLMemoryStore",
+    "SQLiteMemoryStore", "SharedMemory",
+    "apply_repair", "auc", "best_f1_threshold", "credibility", "hop_distances", "knn_within_groups",
+    "mean_hops", "open_store", "plan_repair", "record_fields", "record_text", "relational_features",
+    "residual_scores", "state_key", "task_of",
+]

@@ -1,0 +1,129 @@
+"""Repair by eq. 5 along propagation paths, applied through the audited store; SharedMemory."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from misguard.memory import (
+    MemoryGuard,
+    SharedMemory,
+    apply_repair,
+    hop_distances,
+    mean_hops,
+    open_store,
+    plan_repair,
+)
+from misguard.types import MemoryRecord, Provenance
+
+pytest.importorskip("sqlalchemy", reason="needs the 'memory' extra")
+
+
+def test_hop_distances_respect_blocked_nodes() -> None:
+    src, dst = np.array([0, 1, 2, 0]), np.array([1, 2, 3, 4])
+    origins = np.array([True, False, False, False, False])
+    assert hop_distances(5, src, dst, origins).tolist() == [0, 1, 2, 3, 1]
+    blocked = np.array([False, True, False, False, False])
+    assert hop_distances(5, src, dst, origins, blocked).tolist() == [0, -1, -1, -1, 1]
+    assert mean_hops(np.array([0, 1, 3, -1]), np.array([True, True, True, True])) == pytest.approx(2.0)
+
+
+def _chain(n: int = 9):
+    """A reuse chain 0 -> 1 -> ... -> n-1: node 0 is flagged, all nodes imply action 1, evidence says 0."""
+    src, dst = np.arange(n - 1), np.arange(1, n)
+    p = np.full(n, 0.1, np.float32)
+    p[0] = 0.95
+    conflict = np.full(n, 0.6, np.float32)
+    return p, conflict, np.zeros(n, np.int64), np.full(n, 0.8, np.float32), np.ones(n, np.int64), np.full(n, 0.9, np.float32), src, dst
+
+
+def test_plan_picks_actions_by_hop_depth() -> None:
+    p, conflict, consensus, share, actions, conf, src, dst = _chain()
+    plan = plan_repair(p, 0.5, conflict, consensus, share, actions, conf, src, dst)
+    assert plan.depth.tolist() == list(range(9))
+    assert plan.quarantine.tolist() == [0, 1, 2, 3]  # 0-3 hops: isolation
+    assert plan.rewrite.tolist() == [4, 5, 6] and (plan.rewrite_action == 0).all()  # 4-6: reconstruction
+    assert plan.dilute.tolist() == [7, 8]  # 7+: conflict resolution
+    assert np.allclose(plan.dilute_confidence, 0.9 * 0.4)
+    assert set(plan.prune.tolist()) == {6, 7}  # edges into the resolved records from repaired ones
+    expected = 0.5 * p + 0.3 * np.minimum(np.arange(9) / 11, 1) + 0.2 * conflict
+    assert np.allclose(plan.priority, expected, atol=1e-6)
+
+
+def test_uncontested_descendants_are_left_alone() -> None:
+    p, conflict, consensus, share, actions, conf, src, dst = _chain()
+    plan = plan_repair(p, 0.5, np.zeros_like(conflict), actions.copy(), share, actions, conf, src, dst)
+    assert plan.quarantine.tolist() == [0] and len(plan.rewrite) == 0 and len(plan.dilute) == 0
+
+
+def test_priority_over_theta_triggers_repair_without_flag() -> None:
+    p, conflict, consensus, share, actions, conf, src, dst = _chain(6)
+    p[:] = 0.97
+    p[0] = 0.995  # only the origin reaches the threshold
+    conflict[:] = 1.0
+    plan = plan_repair(p, 0.99, conflict, actions.copy(), share, actions, conf, src, dst, conflict_floor=1.01)
+    # R = 0.5 * 0.97 + 0.3 * depth / 11 + 0.2 * 1.0 exceeds 0.75 from depth 3 on.
+    assert plan.counts["flagged"] == 1 and plan.counts["inherited"] == 0
+    repaired = sorted(plan.quarantine.tolist() + plan.rewrite.tolist() + plan.dilute.tolist())
+    assert repaired == [0, 3, 4, 5]
+
+
+def test_apply_repair_is_audited_and_reversible(tmp_path) -> None:
+    p, conflict, consensus, share, actions, conf, src, dst = _chain()
+    ids = [f"m{i}" for i in range(9)]
+    with open_store(tmp_path / "m.db") as store:
+        store.add_many([MemoryRecord(id=i, state="s", action="B", provenance=Provenance(agent="a"), confidence=0.9, embedding=[1.0, 0.0]) for i in ids])
+        store.record_reuses([(ids[s], ids[d], "memory", "a") for s, d in zip(src, dst)])
+        edge_ids = [e.id for e in store.edges()]
+        plan = plan_repair(p, 0.5, conflict, consensus, share, actions, conf, src, dst)
+        seqs = apply_repair(store, plan, ids, ["A", "B"], edge_ids)
+        assert store.count() == 9 and store.count("quarantined") == 4
+        assert store.get("m5").action == "A" and store.get("m5").version == 2
+        assert store.get("m8").confidence == pytest.approx(0.36)
+        assert len(store.edges()) == 6
+        for seq in reversed(seqs):
+            store.rollback(seq)
+        assert store.count("quarantined") == 0 and store.get("m5").action == "B" and len(store.edges()) == 8
+
+
+def test_shared_memory_records_reuse_and_guard_repairs(tmp_path) -> None:
+    with open_store(tmp_path / "s.db") as store:
+        memory = SharedMemory(store)
+        good = [MemoryRecord(state=f"pos=1,1;goal=5,1;v={i % 3}", context="task=path", action="E", tags=["nav"],
+                             provenance=Provenance(agent=f"a{i % 4}", time=float(i)), confidence=0.85) for i in range(24)]
+        memory.write(good)
+        poison = MemoryRecord(state="pos=1,1;goal=5,1;v=0", context="task=path", action="W", tags=["nav"],
+                              provenance=Provenance(agent="a9", time=30.0, channel="tool-output"), confidence=0.99)
+        memory.write([poison])
+        hits = memory.retrieve("pos=1,1;goal=5,1;v=0", "task=path", agent="a1", k=5, target="decision-1")
+        assert len(hits) == 5 and {e.dst for e in store.edges()} == {"decision-1"}
+        child = MemoryRecord(state="pos=1,1;goal=5,1;v=0", context="task=path", action="W", provenance=Provenance(agent="a1", time=31.0), confidence=0.6)
+        memory.write([child], derived_from=[[poison.id]])
+        guard = MemoryGuard(threshold=0.5, key_block=memory.featurizer.slices()["state"])
+        arr, scores, plan, seqs = guard.guard_store(store)
+        flagged = {arr.ids[i] for i in plan.quarantine}
+        assert poison.id in flagged and child.id in flagged  # the child inherited the poison
+        assert not flagged & {r.id for r in good}
+        assert store.status(poison.id) == "quarantined" and len(store.audit_log()) == len(seqs)
+        memory.refresh()
+        action, _ = memory.vote(memory.retrieve("pos=1,1;goal=5,1;v=0", "task=path", agent="a2", k=5))
+        assert action == "E"
+
+
+@pytest.mark.slow
+def test_shared_memory_with_e5() -> None:
+    """The real multilingual-e5 embedder behind SharedMemory (small: e5 runs ~50 texts/s here)."""
+    import tempfile
+    from pathlib import Path
+
+    from misguard.embed import get_embedder
+
+    e5 = get_embedder("e5")
+    with tempfile.TemporaryDirectory() as tmp, open_store(Path(tmp) / "e.db") as store:
+        memory = SharedMemory(store, embed_texts=lambda t: e5.embed(list(t), "passage"))
+        memory.write([
+            MemoryRecord(state="robot at dock, battery low", context="task=charge", action="go to charger", provenance=Provenance(agent="a")),
+            MemoryRecord(state="customer asks for refund policy", context="task=support", action="cite policy page", provenance=Provenance(agent="b")),
+        ])
+        hits = memory.retrieve("battery is low at the dock", "task=charge", agent="c", k=1)
+        assert hits[0][0].action == "go to charger" and len(store.edges()) == 1
