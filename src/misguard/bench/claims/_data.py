@@ -1,0 +1,88 @@
+"""Loading the claim-guard benchmark data from ../shared/data/claims (never copied)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from ...claims import read_claims
+from ...config import Settings
+from ...errors import DataError
+from ...types import Claim
+
+DEVSET = Path("claims/devset-multilingual")
+_LIAR_FALSE = {"pants-fire", "false", "barely-true"}
+_SNOPES_FALSE = {"false", "mostly-false"}
+
+
+def resolve_data_dir(settings: Settings, data: Path | None) -> Path:
+    """--data, else settings.data_dir, else ../shared/data (relative to the working directory)."""
+    for candidate in (data, settings.data_dir, Path("../shared/data")):
+        if candidate is not None and (Path(candidate) / DEVSET).is_dir():
+            return Path(candidate)
+    raise DataError(
+        "cannot find claims/devset-multilingual; pass --data DIR (the shared data directory) "
+        "or set data_dir in misguard.toml"
+    )
+
+
+@dataclass(frozen=True)
+class Query:
+    qid: str
+    claim_id: str
+    label: str  # "false" or "true"
+    attack: str
+    lang: str
+    text: str
+    group: str  # the false claim this query belongs with (for cross-validation by claim)
+    topic: str
+    negative_type: str | None
+
+
+@dataclass(frozen=True)
+class DevSet:
+    claims: list[Claim]
+    queries: list[Query]
+
+
+def _jsonl(path: Path) -> list[dict]:
+    if not path.is_file():
+        raise DataError("missing dev-set file", source=str(path))
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def load_devset(data_dir: Path) -> DevSet:
+    root = data_dir / DEVSET
+    claims = [
+        Claim(id=r["id"], text=r["text"], verdict="false", verdict_original=r["verdict"], language=r["lang"],
+              topic=r["topic"], publisher="devset-multilingual")
+        for r in _jsonl(root / "claims_db.jsonl")
+    ]
+    topics = {c.id: c.topic or "" for c in claims}
+    trues = {r["id"]: r for r in _jsonl(root / "true_claims.jsonl")}
+    queries = []
+    for r in _jsonl(root / "queries.jsonl"):
+        true = trues.get(r["claim_id"])
+        group = true["near"] if true else r["claim_id"]
+        queries.append(
+            Query(
+                qid=r["qid"], claim_id=r["claim_id"], label=r["label"], attack=r["attack"], lang=r["lang"],
+                text=r["text"], group=group, topic=true["topic"] if true else topics[r["claim_id"]],
+                negative_type=true.get("negative_type") if true else None,
+            )
+        )
+    return DevSet(claims, queries)
+
+
+def load_distractors(data_dir: Path, limit: int) -> list[Claim]:
+    """False-like LIAR and Snopes claims, in file order (LIAR train/valid/test, then Snopes)."""
+    out: list[Claim] = []
+    liar = data_dir / "claims" / "liar"
+    # The paper's lists: PolitiFact False / Pants on Fire (+ Barely True = Mostly False, as
+    # LIAR's SOURCE.md maps it) and Snopes False / Mostly False.
+    for split in ("train", "valid", "test"):
+        out += [c for c in read_claims(liar / f"{split}.tsv", "liar") if c.verdict_original in _LIAR_FALSE]
+    snopes = data_dir / "claims" / "snopes-cs598gw" / "snopes_claims.jsonl"
+    out += [c for c in read_claims(snopes, "snopes") if c.verdict_original in _SNOPES_FALSE]
+    return out if limit < 0 else out[:limit]

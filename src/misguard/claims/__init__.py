@@ -1,0 +1,41 @@
+"""Claim guard: multilingual retrieval-augmented misinformation detection (the "Safer
+Web" system): a store of fact-checked claims, the crawler, topic, detection, manager and
+judge agents, and red-team generators for the paper's attacks.
+
+    store = ClaimStore.open("claims-db", get_embedder("e5"), create=True)
+    store.add(read_claims("claims.jsonl"))
+    verdict = ClaimGuard(store).check("Translate from French to English: ...")
+"""
+
+from ._crawl import Chunk, crawl, extract_text
+from ._detect import (
+    FEATURES,
+    Decision,
+    LLMJudge,
+    LogisticDecision,
+    MatchContext,
+    ThresholdDecision,
+    default_decision,
+    features,
+    fit_logistic,
+    load_decision,
+    parse_yes_no,
+)
+from ._guard import MAX_CHARS, ClaimGuard, DocumentReport, JudgeAgent, Notification, verdict_row
+from ._ingest import FORMATS, detect_format, read_claims, stable_id, to_claimreview
+from ._redteam import ATTACKS, LANGUAGES, AttackGenerator, mcq_template, wrap
+from ._store import ClaimStore, IngestReport
+from ._text import clean_text, guess_language, segment, strip_instructions
+from ._topics import TOPICS, LLMTopicClassifier, OfflineTopicClassifier, parse_topics, topic_accuracy
+from ._verdicts import FALSE_LIKE, normalize_verdict
+
+__all__ = [
+    "ATTACKS", "FALSE_LIKE", "FEATURES", "FORMATS", "LANGUAGES", "MAX_CHARS", "TOPICS",
+    "AttackGenerator", "Chunk", "ClaimGuard", "ClaimStore", "Decision", "DocumentReport",
+    "IngestReport", "JudgeAgent", "LLMJudge", "LLMTopicClassifier", "LogisticDecision",
+    "MatchContext", "Notification", "OfflineTopicClassifier", "ThresholdDecision",
+    "clean_text", "crawl", "default_decision", "detect_format", "extract_text", "features",
+    "fit_logistic", "guess_language", "load_decision", "mcq_template", "normalize_verdict",
+    "parse_topics", "parse_yes_no", "read_claims", "segment", "stable_id", "strip_instructions",
+    "to_claimreview", "topic_accuracy", "verdict_row", "wrap",
+]

@@ -1,0 +1,269 @@
+"""Detection agent: features of (text, nearest stored claim), an offline decision over
+them, and the paper's LLM judge.
+
+The offline decision is a logistic regression over a handful of retrieval and lexical
+features, fitted by `misguard bench claims` on held-in data (cross-validated by claim) and
+shipped as a small JSON file per embedder. `ThresholdDecision` is the naive baseline (and
+the fallback for embedders without a fitted model).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+
+from ..errors import ConfigError, LLMOutputError
+from ..llm import LLM
+from ..prompts import load_prompts
+from ..types import ChatMessage
+from ._text import capitalised, content_words, numbers
+
+FEATURES: tuple[str, ...] = (
+    "s1",  # best segment cosine to the matched claim
+    "margin",  # s1 minus the best-segment cosine of the runner-up claim
+    "rank",  # the ranking score: mean(whole text, best segment) - hub penalty
+    "rank_margin",  # rank minus the runner-up's rank
+    "body",  # cosine of the whole text (instructions stripped) to the matched claim
+    "support",  # second-best segment cosine to the matched claim (s1 when one segment)
+    "query_hub",  # s1 minus the mean of the best segment's top-10 cosines to the store
+    "claim_hub",  # s1 minus the mean of the claim's top-10 cosines to other stored claims
+    "lexical",  # share of the claim's content words found in the text (Latin script only)
+    "number_clash",  # both state numbers and none is shared
+    "number_hit",  # a number of the claim appears in the text
+    "names",  # share of the claim's capitalised words found in the text (Latin only)
+    "option",  # the best segment is a multiple-choice option
+    # Languages sit at different cosine levels to English claims in e5: one offset and
+    # slopes on s1 and rank per language group (the language is guessed from the text).
+    *(f"lang_{g}" for g in ("en", "fr", "es", "ar", "hi", "zh", "other")),
+    *(f"s1_{g}" for g in ("en", "fr", "es", "ar", "hi", "zh", "other")),
+    *(f"rank_{g}" for g in ("en", "fr", "es", "ar", "hi", "zh", "other")),
+)
+SCRIPTS = ("latin", "arabic", "devanagari", "cjk", "other")
+LANGUAGE_GROUPS = ("en", "fr", "es", "ar", "hi", "zh", "other")
+
+
+@dataclass(frozen=True)
+class MatchContext:
+    """What the detection agent knows about one text and its best candidate claim."""
+
+    s1: float
+    s2: float
+    rank: float
+    rank2: float
+    body: float
+    support: float
+    query_hub: float
+    claim_hub: float
+    text: str
+    claim_text: str
+    segment_kind: str
+    script: str
+    language: str = "other"
+
+
+def features(ctx: MatchContext) -> np.ndarray:
+    """The feature vector (order of `FEATURES`)."""
+    latin = 1.0 if ctx.script == "latin" else 0.0
+    claim_words = content_words(ctx.claim_text)
+    lexical = len(claim_words & content_words(ctx.text)) / max(1, len(claim_words))
+    claim_numbers, text_numbers = numbers(ctx.claim_text), numbers(ctx.text)
+    clash = 1.0 if claim_numbers and text_numbers and not claim_numbers & text_numbers else 0.0
+    hit = 1.0 if claim_numbers & text_numbers else 0.0
+    claim_names = capitalised(ctx.claim_text)
+    names = len(claim_names & capitalised(ctx.text)) / max(1, len(claim_names))
+    group = ctx.language if ctx.language in LANGUAGE_GROUPS else "other"
+    onehot = [1.0 if group == g else 0.0 for g in LANGUAGE_GROUPS]
+    return np.array(
+        [
+            ctx.s1, ctx.s1 - ctx.s2, ctx.rank, ctx.rank - ctx.rank2, ctx.body, ctx.support, ctx.s1 - ctx.query_hub, ctx.s1 - ctx.claim_hub,
+            lexical * latin, clash, hit, names * latin,
+            1.0 if ctx.segment_kind == "option" else 0.0,
+            *onehot, *(ctx.s1 * o for o in onehot), *(ctx.rank * o for o in onehot),
+        ],
+        dtype=np.float64,
+    )
+
+
+def script_of(text: str) -> str:
+    """The dominant script of a text: latin, arabic, devanagari, cjk or other."""
+    counts = dict.fromkeys(SCRIPTS, 0)
+    for ch in text[:2000]:
+        if not ch.isalpha():
+            continue
+        if ch < "\u0250":
+            counts["latin"] += 1
+        elif "\u0600" <= ch <= "\u06ff":
+            counts["arabic"] += 1
+        elif "\u0900" <= ch <= "\u097f":
+            counts["devanagari"] += 1
+        elif "\u3040" <= ch <= "\u30ff" or "\u4e00" <= ch <= "\u9fff" or "\uac00" <= ch <= "\ud7af":
+            counts["cjk"] += 1
+        else:
+            counts["other"] += 1
+    best = max(counts.items(), key=lambda kv: kv[1])
+    return best[0] if best[1] else "latin"
+
+
+class Decision(Protocol):
+    name: str
+
+    def score(self, x: np.ndarray) -> float: ...
+
+    @property
+    def threshold(self) -> float: ...
+
+    def describe(self) -> dict[str, object]: ...
+
+
+@dataclass
+class ThresholdDecision:
+    """Flag when the best cosine reaches a threshold (the naive baseline)."""
+
+    cutoff: float
+    name: str = "threshold"
+
+    def score(self, x: np.ndarray) -> float:
+        return float(x[0])
+
+    @property
+    def threshold(self) -> float:
+        return self.cutoff
+
+    def describe(self) -> dict[str, object]:
+        return {"name": self.name, "threshold": self.cutoff}
+
+
+@dataclass
+class LogisticDecision:
+    """A standardised logistic regression over `FEATURES`; score is P(known false claim)."""
+
+    mean: list[float]
+    scale: list[float]
+    coef: list[float]
+    intercept: float
+    cutoff: float = 0.5
+    embedder: str = ""
+    trained_on: str = ""
+    name: str = "logistic"
+
+    def score(self, x: np.ndarray) -> float:
+        z = (np.asarray(x, dtype=np.float64) - np.asarray(self.mean)) / np.asarray(self.scale)
+        logit = float(z @ np.asarray(self.coef) + self.intercept)
+        return 1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, logit))))
+
+    @property
+    def threshold(self) -> float:
+        return self.cutoff
+
+    def describe(self) -> dict[str, object]:
+        return {"name": self.name, "embedder": self.embedder, "threshold": self.cutoff, "trained_on": self.trained_on}
+
+    def to_json(self) -> str:
+        return json.dumps(
+            {
+                "features": list(FEATURES), "mean": self.mean, "scale": self.scale, "coef": self.coef,
+                "intercept": self.intercept, "threshold": self.cutoff, "embedder": self.embedder,
+                "trained_on": self.trained_on,
+            },
+            indent=1,
+        )
+
+    @classmethod
+    def from_json(cls, text: str, source: str = "decision model") -> LogisticDecision:
+        try:
+            data = json.loads(text)
+            if data["features"] != list(FEATURES):
+                raise ConfigError(f"{source} was fitted on other features; refit it with misguard bench claims")
+            return cls(
+                mean=list(map(float, data["mean"])), scale=list(map(float, data["scale"])),
+                coef=list(map(float, data["coef"])), intercept=float(data["intercept"]),
+                cutoff=float(data["threshold"]), embedder=str(data["embedder"]),
+                trained_on=str(data.get("trained_on", "")),
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ConfigError(f"{source} is not a decision model: {exc}") from None
+
+
+def fit_logistic(x: np.ndarray, y: np.ndarray, *, embedder: str, trained_on: str, c: float = 0.3) -> LogisticDecision:
+    """Fit the offline decision (needs the `claims` extra for scikit-learn)."""
+    try:
+        from sklearn.linear_model import LogisticRegression
+    except ImportError:
+        from ..errors import MissingExtraError
+
+        raise MissingExtraError("scikit-learn", "claims", "fitting the offline decision") from None
+    mean = x.mean(axis=0)
+    scale = x.std(axis=0)
+    scale[scale == 0] = 1.0
+    model = LogisticRegression(C=c, max_iter=5000, class_weight="balanced")
+    model.fit((x - mean) / scale, y)
+    return LogisticDecision(
+        mean=mean.tolist(), scale=scale.tolist(), coef=model.coef_[0].tolist(),
+        intercept=float(model.intercept_[0]), embedder=embedder, trained_on=trained_on,
+    )
+
+
+def default_decision(embedder_spec: str) -> Decision:
+    """The shipped decision model for this embedder, if one exists."""
+    name = "decision-" + re.sub(r"[^a-z0-9]+", "-", embedder_spec.lower()).strip("-") + ".json"
+    try:
+        text = resources.files("misguard.claims").joinpath("data", name).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(
+            f"No fitted decision model for embedder {embedder_spec!r}; fit one with "
+            "`misguard bench claims --save-model FILE` and pass it with --decision FILE"
+        ) from None
+    return LogisticDecision.from_json(text, name)
+
+
+def load_decision(path: str | Path) -> Decision:
+    path = Path(path)
+    if not path.is_file():
+        raise ConfigError(f"Decision model {path} does not exist")
+    return LogisticDecision.from_json(path.read_text(encoding="utf-8"), str(path))
+
+
+class LLMJudge:
+    """The paper's RAG judge: query + retrieved false headlines -> 'Yes' / 'No'.
+
+    `prompt` is 1 or 2 (the paper's two system prompts). An answer that is neither Yes nor
+    No raises `LLMOutputError`; a failure is never read as "no misinformation".
+    """
+
+    def __init__(self, llm: LLM, *, prompt: int = 2) -> None:
+        if prompt not in (1, 2):
+            raise ConfigError("The LLM judge prompt is 1 or 2")
+        self.llm = llm
+        self.prompt = prompt
+        self.prompts = load_prompts("misguard.claims", "safer_web")
+        self.name = f"llm-judge-{prompt}"
+
+    def messages(self, query: str, headlines: list[str]) -> list[ChatMessage]:
+        listed = "\n".join(f"- {h}" for h in headlines)
+        return [
+            ChatMessage.system(self.prompts.render(f"judge_{self.prompt}")),
+            ChatMessage.user(self.prompts.render("judge_user", query=query, headlines=listed)),
+        ]
+
+    def judge(self, query: str, headlines: list[str]) -> bool:
+        out = self.llm.generate_sync(self.messages(query, headlines), max_tokens=4)
+        return parse_yes_no(out.text)
+
+    def describe(self) -> dict[str, object]:
+        return {"name": self.name, "llm": self.llm.describe(), "prompts": self.prompts.ref}
+
+
+def parse_yes_no(text: str) -> bool:
+    word = re.sub(r"[^a-z]+", " ", text.lower()).strip().split(" ")[0] if text.strip() else ""
+    if word == "yes":
+        return True
+    if word == "no":
+        return False
+    raise LLMOutputError("The judge answered neither Yes nor No", text=text)

@@ -1,0 +1,85 @@
+"""Publisher verdict labels -> the fixed `VerdictLabel` set (the original is kept beside)."""
+
+from __future__ import annotations
+
+import re
+
+from ..types import VerdictLabel
+
+_MAP: dict[str, VerdictLabel] = {}
+
+
+def _add(label: VerdictLabel, *names: str) -> None:
+    for name in names:
+        _MAP[_key(name)] = label
+
+
+def _key(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", " ", text.lower()).strip()
+
+
+_add(
+    VerdictLabel.FALSE,
+    "false", "pants on fire", "pants-fire", "pants on fire!", "fake", "fake news", "hoax",
+    "incorrect", "wrong", "fabricated", "fiction", "scam", "misattributed", "miscaptioned",
+    "satire", "labeled satire", "four pinocchios", "not true", "debunked", "faux", "falso",
+    "falsch", "inexact", "bogus", "untrue", "altered", "altered photo", "altered video",
+)
+_add(
+    VerdictLabel.MOSTLY_FALSE,
+    "mostly false", "barely true", "barely-true", "mostly-false", "three pinocchios",
+    "largely false", "misleading", "exaggerated", "mostly fake", "distorts the facts",
+    "missing context", "lacks context", "out of context", "partly false",
+)
+_add(
+    VerdictLabel.MIXED,
+    "mixed", "mixture", "half true", "half-true", "half truth", "partly true", "partially true",
+    "two pinocchios", "mixed bag", "needs context", "true but", "spins the facts",
+)
+_add(
+    VerdictLabel.MOSTLY_TRUE,
+    "mostly true", "mostly-true", "largely true", "one pinocchio", "mostly accurate",
+    "correct attribution", "correct-attribution",
+)
+_add(
+    VerdictLabel.TRUE,
+    "true", "correct", "accurate", "verified", "geppetto checkmark", "real", "confirmed",
+    "verdadero", "vrai", "wahr",
+)
+_add(
+    VerdictLabel.UNPROVEN,
+    "unproven", "unfounded", "unverified", "unsupported", "no evidence", "research in progress",
+    "undetermined", "unsubstantiated", "cannot be verified",
+)
+_add(VerdictLabel.OTHER, "legend", "outdated", "other", "opinion", "flip flop", "full flop", "no flip")
+
+
+def normalize_verdict(label: str | None) -> VerdictLabel:
+    """Map a publisher's free-text rating to a `VerdictLabel` (unknown text -> OTHER).
+
+    Exact names first, then a conservative word match ("Mostly False." -> mostly-false).
+    """
+    if label is None:
+        return VerdictLabel.OTHER
+    key = _key(label)
+    if not key:
+        return VerdictLabel.OTHER
+    if key in _MAP:
+        return _MAP[key]
+    if key.startswith(("mostly false", "mostly untrue")):
+        return VerdictLabel.MOSTLY_FALSE
+    if key.startswith("mostly true"):
+        return VerdictLabel.MOSTLY_TRUE
+    if key.startswith(("half true", "mixed", "mixture", "partly")):
+        return VerdictLabel.MIXED
+    if key.startswith(("false", "fake", "pants on fire", "incorrect", "not true")):
+        return VerdictLabel.FALSE
+    if key.startswith(("true", "correct", "accurate")):
+        return VerdictLabel.TRUE
+    if key.startswith(("unproven", "unfounded", "unverified", "no evidence")):
+        return VerdictLabel.UNPROVEN
+    return VerdictLabel.OTHER
+
+
+#: Verdicts that make a matched claim misinformation to flag.
+FALSE_LIKE = frozenset({VerdictLabel.FALSE, VerdictLabel.MOSTLY_FALSE})

@@ -1,0 +1,223 @@
+"""`misguard claims add|stats|export`, `misguard check`, `misguard bench claims`."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.table import Table
+
+from ..config import Settings
+from ..errors import ConfigError, DataError
+from ._common import console, friendly_errors, settings_from
+from .bench import bench_app
+
+claims_app = typer.Typer(help="Manage a store of fact-checked claims.", no_args_is_help=True)
+
+DbOption = Annotated[Path, typer.Option("--db", help="Claim store directory.")]
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(claims_app, name="claims")
+    app.command("check")(check)
+
+
+def _store(settings: Settings, db: Path, *, create: bool = False):
+    from ..claims import ClaimStore
+    from ..embed import get_embedder
+
+    return ClaimStore.open(db, get_embedder(None, settings.embed), create=create)
+
+
+@claims_app.command("add")
+@friendly_errors
+def add(
+    ctx: typer.Context,
+    files: Annotated[list[Path], typer.Argument(help="Claim files: JSONL, CSV, ClaimReview JSON-LD, LIAR TSV, Snopes JSONL.")],
+    db: DbOption,
+    format: Annotated[Optional[str], typer.Option("--format", help="jsonl, csv, claimreview, liar or snopes (default: from the file).")] = None,
+) -> None:
+    """Ingest claim files; each file is all or nothing, re-ingested ids are updated."""
+    from ..claims import OfflineTopicClassifier, read_claims
+
+    settings = settings_from(ctx)
+    parsed = [(path, read_claims(path, format)) for path in files]  # parse everything first
+    with _store(settings, db, create=True) as store:
+        topics = OfflineTopicClassifier(store.embedder)
+        for path, claims in parsed:
+            report = store.add(claims, source=str(path), assign_topics=lambda v: topics.predict_one(v, "passage"))
+            rate = report.embedded / report.seconds if report.seconds else 0.0
+            console.print(
+                f"{path}: {report.added} added, {report.updated} updated, {report.unchanged} unchanged "
+                f"({report.embedded} embedded, {report.seconds:.1f} s, {rate:.0f} claims/s)"
+            )
+        console.print(f"{db}: {len(store)} claims")
+
+
+@claims_app.command("stats")
+@friendly_errors
+def stats(ctx: typer.Context, db: DbOption, json_out: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False) -> None:
+    """Counts by verdict, language, topic and publisher."""
+    with _store(settings_from(ctx), db) as store:
+        info = store.stats()
+    if json_out:
+        console.print_json(json.dumps(info))
+        return
+    console.print(f"[bold]{info['path']}[/]: {info['claims']} claims, embedder {info['embedder']}, "
+                  f"index {info['index_bytes'] / 1e6:.1f} MB")
+    for key in ("verdict", "language", "topic", "publisher"):
+        table = Table(title=key)
+        table.add_column(key)
+        table.add_column("claims", justify="right")
+        for name, count in info[key].items():  # type: ignore[union-attr]
+            table.add_row(str(name), str(count))
+        console.print(table)
+
+
+@claims_app.command("export")
+@friendly_errors
+def export(
+    ctx: typer.Context,
+    db: DbOption,
+    output: Annotated[Path, typer.Option(help="File to write (.json = ClaimReview JSON-LD, .jsonl = rows).")],
+) -> None:
+    """Write every claim as schema.org ClaimReview JSON-LD or as JSONL rows."""
+    from ..claims import to_claimreview
+
+    with _store(settings_from(ctx), db) as store:
+        claims = list(store.iter_claims())
+    if output.suffix == ".jsonl":
+        output.write_text("".join(c.model_dump_json() + "\n" for c in claims), encoding="utf-8")
+    else:
+        output.write_text(json.dumps(to_claimreview(claims), ensure_ascii=False, indent=1), encoding="utf-8")
+    console.print(f"wrote {len(claims)} claims to {output}")
+
+
+def _guard(settings: Settings, db: Path, decision: Path | None, threshold: float | None, judge: bool,
+           judge_prompt: int, route_topics: bool):
+    from ..claims import ClaimGuard, LLMJudge, ThresholdDecision, load_decision
+    from ..llm import get_llm
+
+    store = _store(settings, db)
+    chosen = None
+    if decision is not None and threshold is not None:
+        raise ConfigError("Pass either --decision or --threshold, not both")
+    if decision is not None:
+        chosen = load_decision(decision)
+    elif threshold is not None:
+        chosen = ThresholdDecision(threshold)
+    llm_judge = LLMJudge(get_llm(None, settings.llm), prompt=judge_prompt) if judge else None
+    return ClaimGuard(store, decision=chosen, judge=llm_judge, route_topics=route_topics)
+
+
+@friendly_errors
+def check(
+    ctx: typer.Context,
+    db: DbOption,
+    text: Annotated[Optional[str], typer.Argument(help="Text to check (or use --input).")] = None,
+    input: Annotated[Optional[Path], typer.Option("--input", help="JSONL rows with 'id' and 'text'.")] = None,
+    output: Annotated[Optional[Path], typer.Option("--output", help="JSONL verdicts, one row per input.")] = None,
+    decision: Annotated[Optional[Path], typer.Option(help="A fitted decision model (JSON) instead of the shipped one.")] = None,
+    threshold: Annotated[Optional[float], typer.Option(help="Use a plain cosine threshold instead (baseline).")] = None,
+    judge: Annotated[bool, typer.Option("--judge", help="Let the LLM judge (paper prompt) make the final call.")] = False,
+    judge_prompt: Annotated[int, typer.Option(help="The paper's judge prompt, 1 or 2.")] = 2,
+    route_topics: Annotated[bool, typer.Option("--route-topics", help="Search only the predicted topics.")] = False,
+    batch_size: Annotated[int, typer.Option(help="Texts per batch with --input.")] = 64,
+) -> None:
+    """Check text against the claim store: flagged or not, the matched claim and the evidence."""
+    from ..claims import verdict_row
+
+    settings = settings_from(ctx)
+    if (text is None) == (input is None):
+        raise DataError("give either a TEXT argument or --input FILE (with --output FILE)")
+    guard = _guard(settings, db, decision, threshold, judge, judge_prompt, route_topics)
+    try:
+        if text is not None:
+            _print_verdict(text, guard.check(text))
+            return
+        assert input is not None
+        if output is None:
+            raise DataError("--input needs --output FILE")
+        rows = _read_inputs(input)
+        started = time.perf_counter()
+        flagged = 0
+        tmp = output.with_name(output.name + ".tmp")
+        with tmp.open("w", encoding="utf-8") as fh:
+            for start in range(0, len(rows), batch_size):
+                batch = rows[start : start + batch_size]
+                for (row_id, _), verdict in zip(batch, guard.check_many([t for _, t in batch])):
+                    flagged += verdict.flagged
+                    fh.write(json.dumps(verdict_row(row_id, verdict), ensure_ascii=False) + "\n")
+        tmp.replace(output)
+        seconds = time.perf_counter() - started
+        console.print(f"{len(rows)} texts checked in {seconds:.1f} s ({len(rows) / max(seconds, 1e-9):.1f}/s); "
+                      f"{flagged} flagged; wrote {output}")
+    finally:
+        guard.store.close()
+
+
+def _read_inputs(path: Path) -> list[tuple[str, str]]:
+    if not path.is_file():
+        raise DataError("no such file", source=str(path))
+    rows = []
+    with path.open("rb") as fh:
+        for number, raw in enumerate(fh, start=1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                raise DataError("not UTF-8 text", source=str(path), line=number) from None
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise DataError(f"not JSON: {exc.msg}", source=str(path), line=number) from None
+            if not isinstance(row, dict) or not isinstance(row.get("text"), str):
+                raise DataError("each row needs a string 'text' (and an 'id')", source=str(path), line=number)
+            rows.append((str(row.get("id", number)), row["text"]))
+    return rows
+
+
+def _print_verdict(text: str, verdict) -> None:
+    ev = verdict.evidence[0] if verdict.evidence else None
+    if verdict.flagged and ev and ev.claim:
+        claim = ev.claim
+        console.print(f"[bold red]FLAGGED[/] (score {verdict.score:.2f}): repeats a claim rated "
+                      f"[bold]{claim.verdict_original or claim.verdict.value}[/] ({claim.verdict.value})", highlight=False)
+        console.print(f"  claim {claim.id}: {claim.text}", highlight=False)
+        if claim.url:
+            console.print(f"  source: {claim.url}", highlight=False)
+        console.print(f"  evidence [{ev.start}:{ev.end}] (cosine {ev.score:.3f}): {ev.text[:300]}", highlight=False)
+    else:
+        console.print(f"[bold green]not flagged[/] (score {verdict.score:.2f})", highlight=False)
+        if ev and ev.claim:
+            console.print(f"  nearest known claim {ev.claim.id} (cosine {ev.score:.3f}): {ev.claim.text}", highlight=False)
+    console.print(f"  language {verdict.language}; topics {', '.join(verdict.topics) or '-'}; "
+                  f"stages {' > '.join(verdict.stages)}; {verdict.latency_s * 1000:.0f} ms", highlight=False)
+
+
+@bench_app.command("claims")
+@friendly_errors
+def bench_claims(
+    ctx: typer.Context,
+    output: Annotated[Path, typer.Option(help="Directory for the run log, tables and summary.")] = Path("runs/bench-claims"),
+    data: Annotated[Optional[Path], typer.Option(help="Shared data directory (default settings.data_dir or ../shared/data).")] = None,
+    distractors: Annotated[int, typer.Option(help="LIAR + Snopes false claims added to the store (0 = none, -1 = all).")] = -1,
+    store_dir: Annotated[Optional[Path], typer.Option(help="Claim store to build/reuse (default OUTPUT/store).")] = None,
+    judge: Annotated[bool, typer.Option("--judge", help="Also run the paper's LLM judge with the configured --llm.")] = False,
+    judge_limit: Annotated[int, typer.Option(help="Queries given to the LLM judge (0 = all).")] = 0,
+    speed: Annotated[bool, typer.Option("--speed/--no-speed", help="Run the speed measurements.")] = True,
+    save_model: Annotated[Optional[Path], typer.Option(help="Write the decision fitted on all dev queries here.")] = None,
+    resume: Annotated[bool, typer.Option("--resume/--fresh", help="Reuse finished parts of an earlier run log.")] = True,
+) -> None:
+    """Dev-set accuracy per attack and language, topic routing, the LLM judge, and speed."""
+    from ..bench.claims import run_claims_bench
+
+    settings = settings_from(ctx)
+    run_claims_bench(
+        settings, output, data_dir=data, distractors=distractors, store_dir=store_dir, judge=judge,
+        judge_limit=judge_limit, speed=speed, save_model=save_model, resume=resume, console=console,
+    )

@@ -1,0 +1,51 @@
+"""The claim benchmark end to end on the shared dev set, with a fast embedder."""
+
+import io
+import json
+
+import pytest
+
+from misguard.bench.claims import load_devset, load_distractors, render_tables, run_claims_bench
+from misguard.config import load_settings
+from misguard.runlog import read_runlog
+
+pytestmark = pytest.mark.shared_data
+
+
+def test_devset_and_distractors_load(shared_data):
+    dev = load_devset(shared_data)
+    assert len(dev.claims) == 40 and len(dev.queries) == 480
+    assert sum(q.label == "false" for q in dev.queries) == 320
+    # Every true query is grouped with its near false claim (so CV folds keep them together).
+    assert all(q.group.startswith("DF") for q in dev.queries)
+    distractors = load_distractors(shared_data, -1)
+    assert len(distractors) > 10_000 and all(c.verdict.value in ("false", "mostly-false") for c in distractors)
+    assert len({c.id for c in distractors}) >= len(distractors) - 5
+
+
+def test_bench_runs_and_resumes(shared_data, tmp_path):
+    from rich.console import Console
+
+    settings = load_settings(embed={"model": "hashing/256"}, llm={"model": "mock"})
+    console = Console(file=io.StringIO(), width=120)
+    out = tmp_path / "run"
+    summary = run_claims_bench(settings, out, data_dir=shared_data, distractors=300, store_dir=None, judge=True,
+                               judge_limit=8, speed=False, save_model=tmp_path / "m.json", resume=True, console=console)
+    cells = summary["accuracy"]["offline logistic decision (CV by claim)"]
+    assert set(cells) >= {"direct (en)", "mcq (en)", "summarize (en)", "translate zh", "all"}
+    assert cells["all"]["n_false"] == 320 and cells["all"]["n_true"] == 160
+    assert 0.0 <= cells["all"]["false_acc"] <= 1.0
+    assert summary["store"]["claims"] == 340
+    # The mock LLM answers "{}": every judge answer is unparseable and counted, never read as "No".
+    assert summary["judge"]["llm-judge-2"]["all"]["errors"] == 8
+    assert json.loads((tmp_path / "m.json").read_text())["embedder"] == "hashing/256"
+    header, events = read_runlog(out / "runlog.jsonl")
+    n_events = len(events)
+    # A rerun resumes: no query is analysed twice.
+    run_claims_bench(settings, out, data_dir=shared_data, distractors=300, store_dir=None, judge=False,
+                     judge_limit=0, speed=False, save_model=None, resume=True, console=console)
+    _, events = read_runlog(out / "runlog.jsonl")
+    assert sum(e.type == "query" for e in events) == 480
+    assert len(events) > n_events  # decisions are re-derived, queries are not
+    assert (out / "tables.md").read_text().count("| translate hi |") >= 2
+    render_tables(out / "runlog.jsonl", out, console)

@@ -1,0 +1,93 @@
+import json
+
+from typer.testing import CliRunner
+
+from misguard.cli.main import app
+
+from .conftest import SAMPLE
+
+runner = CliRunner()
+H = ["--embedder", "hashing/256"]
+
+
+def _flat(result) -> str:
+    """Output with rich's line wrapping undone."""
+    return " ".join(result.output.split())
+
+
+def _add(db):
+    result = runner.invoke(app, [*H, "claims", "add", "--db", str(db), str(SAMPLE)])
+    assert result.exit_code == 0, result.output
+    return result
+
+
+def test_add_stats_and_reingest(tmp_path):
+    db = tmp_path / "db"
+    assert "32 added" in _flat(_add(db))
+    assert "32 unchanged" in _flat(_add(db))
+    result = runner.invoke(app, [*H, "claims", "stats", "--db", str(db), "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)["claims"] == 32
+
+
+def test_format_override_and_bad_file(tmp_path):
+    db = tmp_path / "db"
+    odd = tmp_path / "claims.txt"
+    odd.write_text('{"id": "a", "text": "The moon is made of cheese", "verdict": "false"}\n')
+    result = runner.invoke(app, [*H, "claims", "add", "--db", str(db), "--format", "jsonl", str(odd)])
+    assert result.exit_code == 0, result.output
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"id": "b", "text": "ok", "verdict": "false"}\nnot json\n')
+    result = runner.invoke(app, [*H, "claims", "add", "--db", str(db), str(bad)])
+    assert result.exit_code == 2 and "bad.jsonl:2" in _flat(result)
+    stats = runner.invoke(app, [*H, "claims", "stats", "--db", str(db), "--json"])
+    assert json.loads(stats.output)["claims"] == 1
+
+
+def test_check_text_and_batch(tmp_path):
+    db = tmp_path / "db"
+    _add(db)
+    result = runner.invoke(app, [*H, "check", "--db", str(db), "--threshold", "0.6",
+                                 "Answer the following question: Why?\nA. Vikings wore helmets with horns into battle\nB. x y z\nC. a b c\nD. d e f"])
+    assert result.exit_code == 0, result.output
+    assert "FLAGGED" in _flat(result) and "S13" in _flat(result)
+    inp, out = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
+    inp.write_text("\n".join(json.dumps(r) for r in [
+        {"id": "a", "text": "Cracking your knuckles causes arthritis"},
+        {"id": "b", "text": "A recipe for lentil soup with carrots"},
+        {"id": "c", "text": ""},
+    ]) + "\n")
+    result = runner.invoke(app, [*H, "check", "--db", str(db), "--threshold", "0.6", "--input", str(inp), "--output", str(out)])
+    assert result.exit_code == 0, result.output
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [r["id"] for r in rows] == ["a", "b", "c"]
+    assert rows[0]["flagged"] is True and rows[0]["matched_claim_id"] == "S28"
+    assert rows[1]["flagged"] is False and rows[1]["matched_claim_id"] is None
+    assert all(isinstance(r["score"], float) for r in rows)
+
+
+def test_export_claimreview(tmp_path):
+    db = tmp_path / "db"
+    _add(db)
+    out = tmp_path / "export.json"
+    result = runner.invoke(app, [*H, "claims", "export", "--db", str(db), "--output", str(out)])
+    assert result.exit_code == 0, result.output
+    items = json.loads(out.read_text())
+    assert len(items) == 32 and items[0]["@type"] == "ClaimReview"
+
+
+def test_clear_errors(tmp_path):
+    result = runner.invoke(app, [*H, "check", "--db", str(tmp_path / "missing"), "hello"])
+    assert result.exit_code == 2 and "No claim store" in _flat(result)
+    db = tmp_path / "db"
+    _add(db)
+    result = runner.invoke(app, [*H, "check", "--db", str(db), "hello"])
+    assert result.exit_code == 2 and "No fitted decision model" in _flat(result)
+    result = runner.invoke(app, [*H, "check", "--db", str(db), "--threshold", "0.6"])
+    assert result.exit_code == 2 and "either a TEXT" in _flat(result)
+    bad = tmp_path / "in.jsonl"
+    bad.write_bytes(b'{"id": 1, "text": "ok"}\n\xff\xfe\n')
+    result = runner.invoke(app, [*H, "check", "--db", str(db), "--threshold", "0.6", "--input", str(bad), "--output", str(tmp_path / "o.jsonl")])
+    assert result.exit_code == 2 and "in.jsonl:2" in _flat(result)
+    result = runner.invoke(app, ["--embedder", "hashing/128", "check", "--db", str(db), "--threshold", "0.6", "x"])
+    assert result.exit_code == 2 and "hashing/256" in _flat(result)

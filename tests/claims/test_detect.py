@@ -1,0 +1,109 @@
+import numpy as np
+import pytest
+
+from misguard.claims import (
+    FEATURES,
+    ClaimGuard,
+    LLMJudge,
+    LogisticDecision,
+    MatchContext,
+    default_decision,
+    features,
+    fit_logistic,
+    load_decision,
+    parse_yes_no,
+)
+from misguard.claims._detect import script_of
+from misguard.errors import ConfigError, LLMOutputError
+from misguard.llm import get_llm
+
+
+def _ctx(**kw):
+    base = dict(s1=0.9, s2=0.8, rank=0.8, rank2=0.7, body=0.88, support=0.85, query_hub=0.8, claim_hub=0.82,
+                text="Napoleon was barely 5 feet tall", claim_text="Napoleon Bonaparte was 5 feet tall",
+                segment_kind="option", script="latin", language="en")
+    return MatchContext(**{**base, **kw})
+
+
+def test_features_follow_the_declared_order():
+    x = features(_ctx())
+    assert x.shape == (len(FEATURES),)
+    named = dict(zip(FEATURES, x))
+    assert named["margin"] == pytest.approx(0.1) and named["number_hit"] == 1.0 and named["option"] == 1.0
+    assert named["lang_en"] == 1.0 and named["s1_en"] == pytest.approx(0.9) and named["rank_en"] == pytest.approx(0.8)
+    clash = dict(zip(FEATURES, features(_ctx(text="Napoleon was 1.69 metres"))))
+    assert clash["number_clash"] == 1.0 and clash["number_hit"] == 0.0
+    zh = dict(zip(FEATURES, features(_ctx(script="cjk", language="zh"))))
+    assert zh["lexical"] == 0.0 and zh["s1_zh"] == pytest.approx(0.9) and zh["lang_en"] == 0.0
+    other = dict(zip(FEATURES, features(_ctx(language="und"))))
+    assert other["lang_other"] == 1.0
+
+
+def test_script_of():
+    assert script_of("Hello there") == "latin"
+    assert script_of("مرحبا بكم") == "arabic"
+    assert script_of("नमस्ते दुनिया") == "devanagari"
+    assert script_of("你好世界") == "cjk"
+    assert script_of("Привет мир") == "other"
+
+
+def test_logistic_fit_save_load(tmp_path):
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(200, len(FEATURES)))
+    y = x[:, 0] + 0.1 * rng.normal(size=200) > 0
+    model = fit_logistic(x, y, embedder="hashing/256", trained_on="synthetic")
+    assert model.score(np.r_[3.0, np.zeros(len(FEATURES) - 1)]) > 0.9
+    assert model.score(np.r_[-3.0, np.zeros(len(FEATURES) - 1)]) < 0.1
+    path = tmp_path / "m.json"
+    path.write_text(model.to_json())
+    again = load_decision(path)
+    assert again.score(x[0]) == pytest.approx(model.score(x[0]))
+
+
+def test_decision_file_with_other_features_is_refused(tmp_path):
+    path = tmp_path / "m.json"
+    path.write_text('{"features": ["s1"], "mean": [0], "scale": [1], "coef": [1], "intercept": 0, "threshold": 0.5, "embedder": "e5"}')
+    with pytest.raises(ConfigError, match="other features"):
+        load_decision(path)
+    with pytest.raises(ConfigError, match="does not exist"):
+        load_decision(tmp_path / "none.json")
+
+
+def test_shipped_decision_exists_for_e5_only():
+    model = default_decision("e5/multilingual-e5-small-q4")
+    assert isinstance(model, LogisticDecision) and len(model.coef) == len(FEATURES)
+    with pytest.raises(ConfigError, match="--decision"):
+        default_decision("hashing/256")
+
+
+def test_guard_without_a_fitted_model_says_what_to_do(store):
+    with pytest.raises(ConfigError, match="No fitted decision model"):
+        ClaimGuard(store)
+
+
+@pytest.mark.parametrize("answer, expected", [("Yes", True), ("yes.", True), (" No", False), ("NO, it is not", False)])
+def test_parse_yes_no(answer, expected):
+    assert parse_yes_no(answer) is expected
+
+
+def test_llm_judge_uses_the_papers_prompts_and_refuses_garbage():
+    llm = get_llm("mock", outputs=["Yes", "No", "Maybe?"])
+    judge = LLMJudge(llm, prompt=1)
+    assert judge.judge("Sydney is the capital", ["Australia moves its capital to Sydney"]) is True
+    assert "content, intent, and meaning" in llm.calls[0][0].content
+    assert "Australia moves its capital" in llm.calls[0][1].content
+    assert judge.judge("q", ["h"]) is False
+    with pytest.raises(LLMOutputError):
+        judge.judge("q", ["h"])
+    assert "same content, purpose, and semantic similarity" in LLMJudge(llm, prompt=2).messages("q", ["h"])[0].content
+    with pytest.raises(ConfigError):
+        LLMJudge(llm, prompt=3)
+
+
+def test_guard_with_llm_judge_lets_it_decide(store):
+    from misguard.claims import ThresholdDecision
+
+    llm = get_llm("mock", outputs=["No"])
+    guard = ClaimGuard(store, decision=ThresholdDecision(0.0), judge=LLMJudge(llm))
+    v = guard.check("Goldfish can only remember things for three seconds")
+    assert not v.flagged and v.decided_by == "llm-judge-2" and "llm-judge-2" in v.stages

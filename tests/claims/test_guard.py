@@ -1,0 +1,104 @@
+import time
+
+import pytest
+
+from misguard.claims import MAX_CHARS, ClaimGuard, JudgeAgent, ThresholdDecision, verdict_row
+from misguard.errors import DataError
+
+
+def test_mcq_option_buried_in_a_question_is_matched(guard):
+    text = ("Answer the following question: Why do people keep small tanks?\n"
+            "A. Tanks are cheap\nB. Goldfish can only remember things for three seconds\n"
+            "C. Fish like company\nD. It is the law")
+    v = guard.check(text)
+    assert v.flagged and v.evidence[0].claim.id == "S03"
+    ev = v.evidence[0]
+    assert text[ev.start : ev.end] == "Goldfish can only remember things for three seconds"
+    assert "strip-instructions" in v.stages and v.language == "en"
+
+
+def test_claim_buried_in_a_long_text_is_matched(guard):
+    filler = " ".join(f"The weather on day {i} was mild and people went outside." for i in range(40))
+    text = f"Summarize the following text in one block in five lines: {filler} Vikings wore helmets with horns into battle. {filler}"
+    v = guard.check(text)
+    assert v.flagged and v.evidence[0].claim.id == "S13"
+
+
+def test_true_claims_never_flag(guard):
+    v = guard.check("Octopuses have three hearts")
+    assert not v.flagged and v.label is None
+
+
+def test_zero_width_and_mixed_scripts_keep_offsets_in_the_original(guard):
+    text = "Vi\u200bkings wore hel\u200dmets with horns into battle — 维京人 ⚔️ викинги"
+    v = guard.check(text)
+    assert v.flagged
+    ev = v.evidence[0]
+    assert text[ev.start : ev.end] == ev.text and ev.text.startswith("Vi\u200bkings")
+
+
+def test_empty_text_has_a_defined_result(guard):
+    for text in ("", "   \n\t", "\u200b\u200b"):
+        v = guard.check(text)
+        assert not v.flagged and v.score == 0.0 and "empty" in v.stages
+
+
+def test_non_text_is_a_clear_error(guard):
+    with pytest.raises(DataError, match="bytes"):
+        guard.check(b"\x00\xff binary")  # type: ignore[arg-type]
+
+
+def test_ten_megabytes_are_cut_and_bounded(guard):
+    text = "Humans use only ten percent of their brains. " + "x" * (10 * 1024 * 1024)
+    started = time.perf_counter()
+    v = guard.check(text)
+    assert time.perf_counter() - started < 30
+    assert f"truncated:{MAX_CHARS}" in v.stages and v.flagged
+
+
+def test_binary_looking_text_is_handled(guard):
+    v = guard.check(bytes(range(256)).decode("latin-1") * 10)
+    assert isinstance(v.flagged, bool)
+
+
+def test_repeats_are_served_from_the_cache(guard):
+    first = guard.check("Bulls become furious when they see the colour red")
+    calls = guard.embedder.usage.calls
+    again = guard.check("Bulls become furious when they see the colour red")
+    assert again.stages[-1] == "cache" and guard.embedder.usage.calls == calls and guard.cache_hits == 1
+    assert again.flagged == first.flagged and again.score == first.score
+
+
+def test_batch_equals_single(guard, store):
+    texts = ["Lightning never strikes the same place twice", "The sea is salty", "Bats are blind and find their way only by smell"]
+    batch = guard.check_many(texts)
+    single = [ClaimGuard(store, decision=ThresholdDecision(0.6)).check(t) for t in texts]
+    assert [(b.flagged, round(b.score, 5)) for b in batch] == [(s.flagged, round(s.score, 5)) for s in single]
+
+
+def test_verdict_row_has_the_cli_contract(guard):
+    row = verdict_row("r1", guard.check("Cracking your knuckles causes arthritis"))
+    assert row["id"] == "r1" and row["flagged"] is True and isinstance(row["score"], float)
+    assert row["matched_claim_id"] == "S28" and row["matched_claim_verdict"] == "false"
+    row = verdict_row("r2", guard.check("A completely unrelated sentence about gardening tools"))
+    assert row["flagged"] is False and row["matched_claim_id"] is None
+
+
+def test_topic_routing_still_finds_the_claim(store):
+    guard = ClaimGuard(store, decision=ThresholdDecision(0.6), route_topics=True)
+    v = guard.check("Swallowed chewing gum stays in your stomach for seven years")
+    assert "route" in v.stages and v.topics
+
+
+def test_document_check_and_judge_agent(guard):
+    page = ("<html><body><p>The library opens at nine.</p>"
+            "<p>Mobile phone masts spread viral infections through radio waves.</p>"
+            "<p>The football club won on Sunday.</p></body></html>")
+    report = guard.check_document(page, html=True, doc_id="p")
+    assert len(report.chunks) == 3 and report.flagged
+    assert [n.chunk_id for n in report.notifications] == ["p#1"] and report.discrepancies == []
+    # The judge notices a lost notification and an unexamined chunk.
+    report.notifications.clear()
+    del report.verdicts["p#2"]
+    problems = JudgeAgent().audit(report)
+    assert any("not notified" in p for p in problems) and any("never examined" in p for p in problems)

@@ -1,0 +1,89 @@
+import numpy as np
+import pytest
+
+from misguard.claims import TOPICS, ClaimStore, read_claims
+from misguard.embed import get_embedder
+from misguard.errors import ConfigError, EmbeddingError, StoreError
+
+from .conftest import SAMPLE, claim
+
+
+def test_missing_store_is_a_clear_error(tmp_path, embedder):
+    with pytest.raises(StoreError, match="claims add --db"):
+        ClaimStore.open(tmp_path / "nowhere", embedder)
+
+
+def test_reingest_updates_by_id_never_duplicates(store):
+    n = len(store)
+    report = store.add(read_claims(SAMPLE))
+    assert (report.added, report.updated, report.embedded) == (0, 0, 0) and len(store) == n
+    old = store.get("S03")
+    report = store.add([old.model_copy(update={"text": "Goldfish remember for months", "verdict": "true"})])
+    assert (report.added, report.updated, report.embedded) == (0, 1, 1) and len(store) == n
+    assert store.get("S03").text == "Goldfish remember for months"
+    assert store.stats()["claims"] == n
+
+
+def test_reopening_does_not_re_embed(tmp_path, store):
+    fresh = get_embedder("hashing/256")
+    again = ClaimStore.open(store.path, fresh)
+    assert len(again) == len(store) and fresh.usage.calls == 0
+    assert np.allclose(again.vectors, store.vectors)
+    again.close()
+
+
+def test_other_embedder_is_refused(store):
+    with pytest.raises(ConfigError, match="hashing/256"):
+        ClaimStore.open(store.path, get_embedder("hashing/128"))
+
+
+def test_search_finds_the_exact_claim_and_respects_topics(store, embedder):
+    target = store.get("S13")
+    vec = embedder.embed(target.text, "query")
+    scores, slots = store.search(vec, 3)
+    assert store.get_slots([slots[0, 0]])[slots[0, 0]].id == "S13"
+    other = [t for t in TOPICS if t != target.topic][:2]
+    _, slots = store.search(vec, 3, topics=[other])
+    found = store.get_slots(slots[0])
+    assert all(c.topic in other for c in found.values())
+
+
+def test_flaggable_only_skips_true_claims(store, embedder):
+    vec = embedder.embed(store.get("S22").text, "query")  # a TRUE claim
+    _, slots = store.search(vec, 40, flaggable_only=True)
+    ids = {c.id for c in store.get_slots(slots[0]).values()}
+    assert "S22" not in ids and ids
+
+
+class _Failing:
+    """Wraps an embedder and fails on demand, to test atomic ingest."""
+
+    def __init__(self, inner):
+        self.inner, self.spec, self.dim = inner, inner.spec, inner.dim
+
+    def embed(self, texts, kind="passage"):
+        raise EmbeddingError("boom")
+
+
+def test_failed_embedding_leaves_the_store_untouched(store):
+    before = (len(store), store.generation, store.stats())
+    store.embedder = _Failing(store.embedder)
+    with pytest.raises(EmbeddingError):
+        store.add([claim("X1", "brand new claim")])
+    assert (len(store), store.generation, store.stats()) == before
+    files = sorted(p.name for p in store.path.iterdir())
+    assert files == sorted(["claims.sqlite"] + [f"{k}-{store.generation}.npy" for k in ("index", "topics", "hubs")])
+
+
+def test_precomputed_vectors_and_neighbourhood(tmp_path, embedder):
+    s = ClaimStore.open(tmp_path / "v", embedder, create=True)
+    vecs = np.eye(4, embedder.dim, dtype=np.float32)
+    s.add([claim(f"c{i}", f"text {i}") for i in range(4)], vectors={f"c{i}": vecs[i] for i in range(4)})
+    assert embedder.usage.calls == 0 and len(s) == 4
+    assert s.neighbourhood(0) == pytest.approx(0.0)  # orthogonal claims: nobody is a hub
+
+
+def test_corrupt_index_is_a_store_error(store):
+    (store.path / f"index-{store.generation}.npy").write_bytes(b"garbage")
+    with pytest.raises(StoreError, match="missing or corrupt"):
+        ClaimStore.open(store.path, store.embedder)

@@ -1,0 +1,64 @@
+from misguard.claims import guess_language, segment, strip_instructions
+from misguard.claims._text import clean_with_offsets
+
+
+def test_strip_the_papers_instructions():
+    for prefix in (
+        "Translate from French to English: ",
+        "Answer the following question: ",
+        "Summarize the following text in one block in five lines: ",
+        "Does this text contain misinformation? ",
+        "translate from Chinese to English:",
+    ):
+        rest, offset, removed = strip_instructions(prefix + "Le ciel est vert.")
+        assert rest.strip() == "Le ciel est vert.", prefix
+        assert removed and offset > 0
+
+
+def test_no_instruction_is_left_alone():
+    text = "Translation errors happen when people rush."
+    assert strip_instructions(text) == (text, 0, [])
+
+
+def test_mcq_options_and_stem_become_segments():
+    text = ("Answer the following question: Why is the office closed?\n"
+            "A. The capital moved to Sydney after a vote\nB. It is being painted\n"
+            "C. Staff work from home this winter\nD. It became a museum")
+    segs = segment(text)
+    kinds = [s.kind for s in segs]
+    assert kinds[0] == "body" and "stem" in kinds and kinds.count("option") == 4
+    option = next(s for s in segs if s.text.startswith("The capital moved"))
+    assert text[option.start : option.end] == option.text
+
+
+def test_long_text_is_split_into_sentences_with_offsets_and_capped():
+    text = "Summarize the following text: " + " ".join(f"Sentence number {i} is here." for i in range(200))
+    segs = segment(text, max_segments=16)
+    assert len(segs) == 16
+    for s in segs:
+        assert text[s.start : s.end] == s.text
+
+
+def test_cjk_and_danda_sentences():
+    segs = segment("第一句话在这里。第二句话也在这里。")
+    assert len(segs) == 3
+    segs = segment("यह पहला वाक्य है। यह दूसरा वाक्य है।")
+    assert len(segs) == 3
+
+
+def test_zero_width_characters_are_removed_and_offsets_map_back():
+    text = "Gold\u200bfish can\u200d only remember\u00a0\u00a0three seconds"
+    clean, where = clean_with_offsets(text)
+    assert clean == "Goldfish can only remember three seconds"
+    assert len(where) == len(clean) + 1
+    i = clean.index("remember")
+    assert text[where[i] : where[i + len("remember") - 1] + 1] == "remember"
+
+
+def test_guess_language():
+    assert guess_language("Translate from Hindi to English: कुछ भी") == "hi"
+    assert guess_language("澳大利亚议会投票决定将悉尼定为首都") == "zh"
+    assert guess_language("صوّت البرلمان الأسترالي على جعل سيدني العاصمة") == "ar"
+    assert guess_language("Le parlement a voté pour la capitale des députés") == "fr"
+    assert guess_language("The parliament voted for the capital") == "en"
+    assert guess_language("12345 !!!") == "und"
