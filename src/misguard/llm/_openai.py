@@ -14,7 +14,7 @@ from ..errors import (
     MissingExtraError,
 )
 from ..types import ChatMessage
-from ._base import LLM, GenerateOptions, RawCompletion
+from ._base import LLM, GenerateOptions, RawCompletion, chat_request
 
 # Local servers ignore the key, but the SDK insists on one being set.
 PLACEHOLDER_KEY = "not-needed"
@@ -45,17 +45,7 @@ class OpenAICompatibleLLM(LLM):
 
     async def _call_model(self, messages: list[ChatMessage], options: GenerateOptions) -> RawCompletion:
         openai = self._openai
-        kwargs: dict[str, Any] = {
-            "model": self.model,
-            "messages": [m.model_dump() for m in messages],
-            "temperature": options.temperature,
-            "seed": options.seed,
-            "max_tokens": options.max_tokens,
-        }
-        if options.stop:
-            kwargs["stop"] = list(options.stop)
-        if options.json_mode:
-            kwargs["response_format"] = {"type": "json_object"}
+        kwargs = {"model": self.model, **chat_request(messages, options)}
         where = f"{self.spec} at {self._client.base_url}"
         try:
             response = await self._client.chat.completions.create(**kwargs)
