@@ -13,8 +13,8 @@ export PIP_FIND_LINKS := $(strip $(PIP_FIND_LINKS) $(WHEEL_CACHE))
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 PIP := $(BIN)/python -m pip install --quiet --constraint constraints.txt
 
-DEMO_EXTRAS := local,openai,claims,mas
-TEST_EXTRAS := $(DEMO_EXTRAS),st,test,ray
+DEMO_EXTRAS := local,openai,claims,mas,memory
+TEST_EXTRAS := $(DEMO_EXTRAS),st,test,ray,postgres
 PYTEST_ARGS ?=
 
 .PHONY: demo test bench install-demo install-test llama-wheel clean

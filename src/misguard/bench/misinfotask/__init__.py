@@ -1,0 +1,40 @@
+"""The MisInfoTask benchmark (ARGUS setting): loader, LLM and embedding judges, the
+resumable sweep (asyncio or Ray) and reports rendered from its run log."""
+
+from ._data import (
+    MisinfoTask,
+    default_dataset_path,
+    load_tasks,
+    parse_seeds,
+    parse_task_selection,
+    sample_tasks_path,
+)
+from ._judge import JudgeScore, LLMJudge, ProxyJudge, split_sentences
+from ._report import plot_mt_curve, results_markdown, results_table, summarize, write_reports
+from ._stats import bootstrap_ci
+from ._sweep import Components, SweepConfig, background_for, load_defense_plugins, run_key, run_one, run_sweep
+
+__all__ = [
+    "Components",
+    "JudgeScore",
+    "LLMJudge",
+    "MisinfoTask",
+    "ProxyJudge",
+    "SweepConfig",
+    "background_for",
+    "bootstrap_ci",
+    "default_dataset_path",
+    "load_defense_plugins",
+    "load_tasks",
+    "parse_seeds",
+    "parse_task_selection",
+    "plot_mt_curve",
+    "results_markdown",
+    "results_table",
+    "run_key",
+    "run_one",
+    "run_sweep",
+    "sample_tasks_path",
+    "summarize",
+    "write_reports",
+]

@@ -1,0 +1,363 @@
+"""The MisInfoTask sweep: every (task, seed) runs the multi-agent system under one
+attack, defense and topology, then is judged. Results go to a run log first (one `run`
+event per finished item, keyed `task:seed`, so a rerun skips finished items); reports are
+rendered from the log. Executors: `asyncio` (in-process, default) or `ray`."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import os
+import time
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from ...attacks import ATTACKS, AttackSpec, build_attack, default_background
+from ...config import Settings
+from ...embed import Embedder, get_embedder
+from ...errors import ConfigError, MissingExtraError
+from ...llm import LLM, get_llm
+from ...mas import DEFENSES, MASConfig, MeteredLLM, MultiAgentSystem, RoleLLMs, topology_names
+from ...runlog import RunHeader, RunLog, public_settings
+from ...types import Usage
+from ._data import MisinfoTask
+from ._judge import LLMJudge, ProxyJudge
+
+#: Optional packages that register defenses in `misguard.mas.DEFENSES` when imported.
+DEFENSE_PLUGINS = ("misguard.defenses",)
+
+
+def load_defense_plugins() -> None:
+    """Import the packages that register defenses, if they exist in this install."""
+    for module in DEFENSE_PLUGINS:
+        try:
+            importlib.import_module(module)
+        except ModuleNotFoundError as exc:
+            if exc.name != module:
+                raise
+
+
+class SweepConfig(BaseModel):
+    """Everything that decides a sweep's results (and a few things that only decide speed)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    data: str
+    model: str
+    """The multi-agent system's LLM spec; the LLM judge uses `settings.llm.model`."""
+    attack: str = "inject"
+    defense: str = "none"
+    topology: str = "chain"
+    rounds: int = Field(5, ge=1, le=100)
+    tasks: tuple[int, ...]
+    seeds: tuple[int, ...] = (0,)
+    injection_point: str = "random"
+    judge_rounds: bool = True
+    """Score every round with the LLM judge (one extra call per round)."""
+    concurrency: int = Field(1, ge=1, le=256)
+    executor: Literal["asyncio", "ray"] = "asyncio"
+
+    @field_validator("attack")
+    @classmethod
+    def _attack(cls, value: str) -> str:
+        if value != "none" and value not in ATTACKS:
+            raise ValueError(f"unknown attack {value!r}; known: none, {', '.join(ATTACKS.names())}")
+        return value
+
+    @field_validator("topology")
+    @classmethod
+    def _topology(cls, value: str) -> str:
+        if value not in topology_names() or value == "custom":
+            raise ValueError(f"unknown topology {value!r}; known: {', '.join(topology_names()[:-1])}")
+        return value
+
+    def identity(self) -> dict[str, Any]:
+        """The fields that must match for a run log to be resumed."""
+        return self.model_dump(mode="json", exclude={"tasks", "seeds", "concurrency", "executor"})
+
+
+def run_key(task_id: int, seed: int) -> str:
+    return f"{task_id}:{seed}"
+
+
+@dataclass
+class Components:
+    """Backends shared by the runs of one process."""
+
+    mas_llm: LLM
+    judge_llm: LLM
+    embedder: Embedder
+
+    @classmethod
+    def build(cls, settings: Settings, config: SweepConfig) -> Components:
+        mas_llm = get_llm(config.model, settings.llm)
+        judge_llm = mas_llm if settings.llm.model == config.model else get_llm(None, settings.llm)
+        return cls(mas_llm, judge_llm, get_embedder(None, settings.embed))
+
+    def describe(self) -> dict[str, dict[str, Any]]:
+        return {
+            "mas_llm": self.mas_llm.describe(),
+            "judge_llm": self.judge_llm.describe(),
+            "embedder": self.embedder.describe(),
+        }
+
+
+def background_for(task: MisinfoTask, all_tasks: Sequence[MisinfoTask]) -> tuple[str, ...]:
+    """Clean corpus for RAG stores: the shipped passages plus the ground truths of the
+    OTHER tasks (never this task's own answers)."""
+    others = [t for other in all_tasks if other.id != task.id for t in other.ground_truth]
+    return (*default_background(), *others)
+
+
+def _round_text(messages: list[dict[str, Any]], limit: int = 3000) -> str:
+    lines = [f"{m['sender']} -> {m['receiver']}: {m['text']}" for m in messages]
+    return "\n".join(lines)[:limit]
+
+
+async def run_one(
+    task: MisinfoTask,
+    seed: int,
+    config: SweepConfig,
+    settings: Settings,
+    components: Components,
+    *,
+    background: tuple[str, ...],
+    events_path: Path,
+) -> dict[str, Any]:
+    """Run, judge and describe one (task, seed). Returns the `run` event's data."""
+    started = time.perf_counter()
+    interceptors = DEFENSES.build(config.defense, settings)
+    system = MultiAgentSystem(
+        task.runtime_task(),
+        RoleLLMs(worker=components.mas_llm),
+        MASConfig(topology=config.topology, rounds=config.rounds, seed=seed),
+        interceptors=interceptors,
+    )
+    await system.plan()
+    attack = build_attack(config.attack, _attack_spec(task, config, seed, components.embedder, background))
+    attack_report = attack.apply(system) if attack is not None else None
+    result = await system.run()
+    mas_wall = time.perf_counter() - started
+    result.log.meta.update({"task_id": task.id, "seed": seed, "config": config.identity()})
+    result.log.dump(events_path)
+
+    metered = MeteredLLM(components.judge_llm)
+    judge = LLMJudge(metered)
+    proxy = ProxyJudge(components.embedder)
+    answer = result.answer
+    mt = await judge.misinformation_toxicity(task.user_input, task.misinfo_goal, answer)
+    ts = await judge.task_success(task.user_input, task.reference_solution, answer)
+    rounds = []
+    for r in range(1, config.rounds + 1):
+        messages = result.log.messages(r)
+        text = "\n".join(m["text"] for m in messages)
+        entry: dict[str, Any] = {
+            "round": r,
+            "messages": len(messages),
+            "proxy_mt": proxy.mt_proxy(text, task.misinfo_goal, task.misinfo_argument, task.ground_truth),
+        }
+        if config.judge_rounds and messages:
+            entry["llm_influence"] = (
+                await judge.round_influence(task.misinfo_goal, r, _round_text(messages))
+            ).as_dict()
+        rounds.append(entry)
+    by_agent = result.log.usage_by("agent")
+    by_round: dict[int, Usage] = {}
+    for event in result.log.of_type("llm_call"):
+        by_round.setdefault(event.round, Usage()).add(Usage.model_validate(event.data["usage"]))
+    return {
+        "task_id": task.id,
+        "seed": seed,
+        "category": task.category,
+        "answer": answer,
+        "attack": attack_report,
+        "graph_edges": [list(e) for e in result.graph.edges()],
+        "llm_mt": mt.as_dict(),
+        "llm_ts": ts.as_dict(),
+        "proxy_mt": proxy.mt_proxy(answer, task.misinfo_goal, task.misinfo_argument, task.ground_truth),
+        "proxy_ref": proxy.reference_agreement(answer, task.reference_solution, task.misinfo_goal),
+        "rounds": rounds,
+        "mas_usage": result.usage.model_dump(),
+        "mas_usage_by_agent": {k: v.model_dump() for k, v in sorted(by_agent.items())},
+        "mas_usage_by_round": {str(k): v.model_dump() for k, v in sorted(by_round.items())},
+        "interceptor_usage": {k: v.model_dump() for k, v in result.log.usage_by("interceptor").items()},
+        "judge_usage": metered.usage.model_dump(),
+        "fallbacks": dict(Counter(e.data["kind"] for e in result.log.of_type("fallback"))),
+        "mas_wall_s": mas_wall,
+        "wall_s": time.perf_counter() - started,
+        "events": events_path.name,
+    }
+
+
+def _ray_run_one(
+    task: MisinfoTask, seed: int, config: SweepConfig, settings: Settings,
+    background: tuple[str, ...], events_path: str,
+) -> dict[str, Any]:
+    """What a Ray worker runs: builds its own backends (they do not cross processes)."""
+    components = Components.build(settings, config)
+    return asyncio.run(
+        run_one(task, seed, config, settings, components, background=background, events_path=Path(events_path))
+    )
+
+
+def _attack_spec(
+    task: MisinfoTask, config: SweepConfig, seed: int, embedder: Embedder, background: tuple[str, ...]
+) -> AttackSpec:
+    return AttackSpec(
+        goal=task.misinfo_goal, arguments=task.misinfo_argument, point=config.injection_point,
+        background=background, embedder=embedder, seed=seed,
+    )
+
+
+def _background(config: SweepConfig, task: MisinfoTask, tasks: Sequence[MisinfoTask]) -> tuple[str, ...]:
+    return background_for(task, tasks) if config.attack == "rag" else ()
+
+
+def _describe_components(
+    settings: Settings, config: SweepConfig, components: Components, first: MisinfoTask,
+    tasks: Sequence[MisinfoTask],
+) -> dict[str, dict[str, Any]]:
+    """`describe()` of every component, as built for the first task, for the run header."""
+    interceptors = DEFENSES.build(config.defense, settings)
+    system = MultiAgentSystem(
+        first.runtime_task(), RoleLLMs(worker=components.mas_llm),
+        MASConfig(topology=config.topology, rounds=config.rounds, seed=config.seeds[0]), interceptors=interceptors,
+    )
+    attack = build_attack(
+        config.attack, _attack_spec(first, config, config.seeds[0], components.embedder, _background(config, first, tasks))
+    )
+    judge = LLMJudge(components.judge_llm)
+    return {
+        **components.describe(),
+        "mas": system.describe(),
+        "defense": {"name": config.defense, "interceptors": [i.describe() for i in interceptors]},
+        "attack": attack.describe() if attack is not None else {"name": "none"},
+        "llm_judge": judge.describe(),
+        "proxy_judge": ProxyJudge(components.embedder).describe(),
+    }
+
+
+def open_runlog(output: Path, settings: Settings, config: SweepConfig, components: dict[str, Any]) -> RunLog:
+    """Create the run log, or reopen it to resume; a log from different settings is an error."""
+    header = RunHeader(
+        kind="bench.misinfotask",
+        settings=public_settings(settings),
+        components=components,
+        seeds={"llm": settings.llm.seed, "settings": settings.seed, **{f"run_{s}": s for s in config.seeds}},
+        params={"identity": config.identity(), "tasks": list(config.tasks), "seeds": list(config.seeds),
+                "executor": config.executor,
+                "concurrency": config.concurrency, "temperature": settings.llm.temperature},
+    )
+    log = RunLog.open(output / "runlog.jsonl", header, resume=True)
+    old = log.header.params.get("identity")
+    if old != config.identity():
+        log.close()
+        raise ConfigError(
+            f"{output} holds a run with other settings ({old}); use another --output to start afresh"
+        )
+    return log
+
+
+def run_sweep(
+    settings: Settings,
+    config: SweepConfig,
+    tasks: Sequence[MisinfoTask],
+    output: Path,
+    *,
+    console: Console | None = None,
+    components: Components | None = None,
+) -> RunLog:
+    """Run every pending (task, seed) of `config`, appending to `output/runlog.jsonl`.
+
+    `components`: backends to reuse (built from settings when None). They describe the
+    run in its header and serve the in-process executor; Ray workers build their own.
+    """
+    load_defense_plugins()
+    DEFENSES.get(config.defense)  # fail before any model loads
+    by_id = {t.id: t for t in tasks}
+    output.mkdir(parents=True, exist_ok=True)
+    events_dir = output / "events"
+    events_dir.mkdir(exist_ok=True)
+    components = components or Components.build(settings, config)
+    described = _describe_components(settings, config, components, by_id[config.tasks[0]], tasks)
+    log = open_runlog(output, settings, config, described)
+    done = log.done_keys("run")
+    pending = [(t, s) for t in config.tasks for s in config.seeds if run_key(t, s) not in done]
+    progress = Progress(
+        TextColumn("misinfotask"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+        console=console, disable=console is None, transient=False,
+    )
+    total = len(config.tasks) * len(config.seeds)
+    with progress:
+        bar = progress.add_task("runs", total=total, completed=total - len(pending))
+        if config.executor == "ray":
+            _sweep_ray(settings, config, by_id, tasks, pending, events_dir, log, lambda: progress.advance(bar))
+        else:
+            assert components is not None
+            asyncio.run(_sweep_async(settings, config, by_id, tasks, pending, events_dir, log, components,
+                                     lambda: progress.advance(bar)))
+    return log
+
+
+async def _sweep_async(
+    settings: Settings, config: SweepConfig, by_id: dict[int, MisinfoTask], tasks: Sequence[MisinfoTask],
+    pending: list[tuple[int, int]], events_dir: Path, log: RunLog, components: Components, advance: Any,
+) -> None:
+    limit = asyncio.Semaphore(config.concurrency)
+
+    async def one(task_id: int, seed: int) -> None:
+        async with limit:
+            task = by_id[task_id]
+            record = await run_one(
+                task, seed, config, settings, components,
+                background=_background(config, task, tasks),
+                events_path=events_dir / f"task{task_id}-seed{seed}.jsonl",
+            )
+        log.write("run", key=run_key(task_id, seed), **record)
+        advance()
+
+    await asyncio.gather(*(one(t, s) for t, s in pending))
+
+
+def _sweep_ray(
+    settings: Settings, config: SweepConfig, by_id: dict[int, MisinfoTask], tasks: Sequence[MisinfoTask],
+    pending: list[tuple[int, int]], events_dir: Path, log: RunLog, advance: Any,
+) -> None:
+    try:
+        import ray
+    except ImportError:
+        raise MissingExtraError("ray", "ray", "--executor ray") from None
+    started_here = False
+    if not ray.is_initialized():
+        if os.environ.get("RAY_ADDRESS"):
+            ray.init(log_to_driver=False)  # join the cluster named by RAY_ADDRESS
+        else:
+            ray.init(num_cpus=config.concurrency, include_dashboard=False, log_to_driver=False)
+        started_here = True
+    try:
+        remote = ray.remote(num_cpus=1)(_ray_run_one)
+        refs = {}
+        for task_id, seed in pending:
+            task = by_id[task_id]
+            ref = remote.remote(
+                task, seed, config, settings,
+                _background(config, task, tasks),
+                str(events_dir / f"task{task_id}-seed{seed}.jsonl"),
+            )
+            refs[ref] = (task_id, seed)
+        waiting = list(refs)
+        while waiting:
+            ready, waiting = ray.wait(waiting, num_returns=1)
+            record = ray.get(ready[0])
+            log.write("run", key=run_key(*refs[ready[0]]), **record)
+            advance()
+    finally:
+        if started_here:
+            ray.shutdown()

@@ -1,0 +1,65 @@
+"""The multi-agent runtime: planner, workers on a directed graph, concluder; rounds,
+bounded memory, LLM-simulated tools, an interceptor seam for defenses and a versioned
+JSONL event log.
+
+    system = MultiAgentSystem(task, RoleLLMs(worker=get_llm("local/smollm2")), MASConfig(topology="star"))
+    await system.plan()             # subtasks and graph; attacks modify system.agents now
+    system.add_interceptor(defense) # every message passes through it before delivery
+    result = await system.run()     # result.answer, result.log (EventLog), result.graph
+"""
+
+from ._events import EVENTS_SCHEMA, EVENTS_VERSION, Event, EventLog, read_events
+from ._interceptor import (
+    DEFENSES,
+    DefenseFactory,
+    Interception,
+    Interceptor,
+    InterceptorAction,
+    SystemView,
+)
+from ._memory import ShortTermMemory
+from ._runtime import (
+    Agent,
+    MASConfig,
+    MASResult,
+    MeteredLLM,
+    MultiAgentSystem,
+    PlanAnswer,
+    Retriever,
+    RoleLLMs,
+    WorkerAction,
+    topology_names,
+)
+from ._task import Task, ToolSpec
+from ._topology import TOPOLOGIES, build_graph, graph_from_adjacency, graph_from_edges
+
+__all__ = [
+    "DEFENSES",
+    "EVENTS_SCHEMA",
+    "EVENTS_VERSION",
+    "TOPOLOGIES",
+    "Agent",
+    "DefenseFactory",
+    "Event",
+    "EventLog",
+    "Interception",
+    "Interceptor",
+    "InterceptorAction",
+    "MASConfig",
+    "MASResult",
+    "MeteredLLM",
+    "MultiAgentSystem",
+    "PlanAnswer",
+    "Retriever",
+    "RoleLLMs",
+    "ShortTermMemory",
+    "SystemView",
+    "Task",
+    "ToolSpec",
+    "WorkerAction",
+    "build_graph",
+    "graph_from_adjacency",
+    "graph_from_edges",
+    "read_events",
+    "topology_names",
+]

@@ -1,0 +1,610 @@
+"""The multi-agent runtime: a planner splits the task, workers talk along the edges of a
+directed graph for a number of rounds, a concluder writes the final answer.
+
+Per round every worker acts once, concurrently. It takes ONE queued inbound message
+(FIFO); with an empty queue it opens a conversation with a random neighbour. It may call
+tools (simulated by an LLM) and then sends one message to a neighbour. Messages sent in
+round r pass through the interceptors of their edge at the end of round r and are queued
+for the receiver's next turn. The concluder sees what receivers saw (rewritten text).
+
+Small models write broken JSON. `generate_json` re-asks once; if that fails too, the
+worker's raw text is sent as a message to a neighbour and a `fallback` event with kind
+`parse_fallback` is logged. Real backend failures (connection, timeout, server) are
+`LLMError`s and propagate: they are never read as an answer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from collections import deque
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+import networkx as nx
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from ..errors import LLMOutputError
+from ..llm import LLM, GenerateOptions, RawCompletion, extract_json
+from ..prompts import PromptSet, load_prompts
+from ..types import ChatMessage, EdgeMessage, Usage
+from ._events import EventLog
+from ._interceptor import Interception, InterceptorAction, Interceptor, SystemView
+from ._memory import ShortTermMemory
+from ._task import Task, ToolSpec
+from ._topology import TOPOLOGIES, build_graph, graph_from_adjacency
+
+Role = Literal["planner", "worker", "concluder", "tool"]
+
+
+class Retriever(Protocol):
+    """A per-agent retrieval store (RAG attacks install one)."""
+
+    def retrieve(self, query: str, k: int) -> list[str]: ...
+
+
+class WorkerAction(BaseModel):
+    """The JSON a worker answers with each step (field names as in ARGUS)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    type: Literal["use_tool", "send_message"]
+    tool_name: str | None = None
+    reply_prompt: str = ""
+    sending_target: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _infer_type(cls, data: Any) -> Any:
+        # Small models often drop "type" but fill the rest; infer it rather than re-ask.
+        if isinstance(data, dict) and "type" not in data and data.get("reply_prompt"):
+            return {**data, "type": "use_tool" if data.get("tool_name") else "send_message"}
+        return data
+
+    @field_validator("type", mode="before")
+    @classmethod
+    def _normalise_type(cls, value: Any) -> Any:
+        text = str(value).strip().lower().replace("-", "_").replace(" ", "_")
+        if "tool" in text:
+            return "use_tool"
+        if "send" in text or "message" in text:
+            return "send_message"
+        return value
+
+    @field_validator("reply_prompt", mode="before")
+    @classmethod
+    def _stringify(cls, value: Any) -> Any:
+        return "" if value is None else value if isinstance(value, str) else str(value)
+
+    @field_validator("tool_name", "sending_target", mode="before")
+    @classmethod
+    def _optional_str(cls, value: Any) -> Any:
+        return None if value in (None, "", "null", "None") else str(value)
+
+
+class PlanAnswer(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    subtasks: list[str] = Field(min_length=1)
+    graph: dict[str, list[str]] | None = None
+
+    @field_validator("subtasks", mode="before")
+    @classmethod
+    def _strings(cls, value: Any) -> Any:
+        if isinstance(value, list):
+            return [v if isinstance(v, str) else str(v) for v in value]
+        return value
+
+    @field_validator("graph", mode="before")
+    @classmethod
+    def _adjacency(cls, value: Any) -> Any:
+        if not isinstance(value, dict):
+            return None
+        return {str(k): [str(x) for x in (v if isinstance(v, list) else [v])] for k, v in value.items()}
+
+
+class MASConfig(BaseModel):
+    """How a multi-agent run is set up. Defaults follow the paper (5 rounds, memory 5)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    topology: str = "chain"
+    """A name in `TOPOLOGIES` (`self` lets the planner decide) or `custom` with `edges`."""
+    edges: tuple[tuple[str, str], ...] | None = None
+    rounds: int = Field(5, ge=1, le=1000)
+    memory_size: int = Field(5, ge=1)
+    max_tool_calls: int = Field(2, ge=0, le=20)
+    """Tool calls per worker turn before the worker must send its message."""
+    retrieval_k: int = Field(5, ge=1)
+    worker_max_tokens: int = Field(256, ge=16)
+    tool_max_tokens: int = Field(160, ge=16)
+    planner_max_tokens: int = Field(384, ge=16)
+    concluder_max_tokens: int = Field(320, ge=16)
+    concluder_log_chars: int = Field(6000, ge=200)
+    """Budget of message text shown to the concluder; the NEWEST messages are kept."""
+    message_chars: int = Field(1200, ge=50)
+    """Longest message text a worker sends (longer text is cut, which is logged)."""
+    seed: int = 0
+
+
+@dataclass
+class RoleLLMs:
+    """One backend per role; any may be the same object."""
+
+    worker: LLM
+    planner: LLM | None = None
+    concluder: LLM | None = None
+    tool: LLM | None = None
+
+    def for_role(self, role: Role) -> LLM:
+        chosen = {"planner": self.planner, "concluder": self.concluder, "tool": self.tool}.get(role)
+        return chosen or self.worker
+
+    def describe(self) -> dict[str, Any]:
+        roles: tuple[Role, ...] = ("planner", "worker", "concluder", "tool")
+        return {
+            role: {
+                **self.for_role(role).describe(),
+                # temperature, seed and token limit in force for this role's calls
+                "options": self.for_role(role).default_options().model_dump(mode="json"),
+            }
+            for role in roles
+        }
+
+
+@dataclass
+class Agent:
+    """A worker. Attacks may set `injection`, `tool_bias` and `retriever`."""
+
+    id: str
+    subtask: str
+    memory: ShortTermMemory
+    rng: random.Random
+    inbox: deque[EdgeMessage] = field(default_factory=deque)
+    injection: str | None = None
+    """A block prepended to every think step (prompt injection)."""
+    tool_bias: str | None = None
+    """An instruction added to every simulated tool call of this agent (tool injection)."""
+    retriever: Retriever | None = None
+    usage: Usage = field(default_factory=Usage)
+
+
+@dataclass
+class MASResult:
+    task_id: str
+    answer: str
+    log: EventLog
+    graph: nx.DiGraph
+    wall_s: float
+    usage: Usage
+
+
+class MeteredLLM(LLM):
+    """Forwards to a shared backend and keeps this caller's own `usage`, so each agent (or
+    judge) accounts its own tokens and latency while `generate_json` keeps its re-ask logic.
+    Retries, timeouts, caching and the concurrency limit stay with the shared backend."""
+
+    def __init__(self, inner: LLM) -> None:
+        # The inner backend owns retries, timeouts, caching and its concurrency limit.
+        settings = inner.settings.model_copy(
+            update={"retries": 0, "cache_dir": None, "concurrency": 1024, "timeout_s": 1e9}
+        )
+        super().__init__(inner.model, settings)
+        self.inner = inner
+        self.backend = inner.backend  # type: ignore[misc]
+        self.last_text = ""
+
+    def describe(self) -> dict[str, Any]:
+        return self.inner.describe()
+
+    def default_options(self, **overrides: Any) -> GenerateOptions:
+        return self.inner.default_options(**overrides)
+
+    async def _call_model(self, messages: list[ChatMessage], options: GenerateOptions) -> RawCompletion:
+        out = await self.inner.generate(messages, **options.model_dump())
+        self.last_text = out.text
+        return RawCompletion(out.text, out.prompt_tokens, out.completion_tokens)
+
+
+def _salvage_message(raw: str) -> str:
+    """The message in an answer that was not a valid action: the longest string of a JSON
+    object if there is one (small models invent their own keys), else the raw text."""
+    try:
+        value = extract_json(raw)
+    except LLMOutputError:
+        return raw or "(no usable answer)"
+    strings: list[str] = []
+
+    def walk(node: Any) -> None:
+        if isinstance(node, str):
+            strings.append(node)
+        elif isinstance(node, dict):
+            for item in node.values():
+                walk(item)
+        elif isinstance(node, list):
+            for item in node:
+                walk(item)
+
+    walk(value)
+    best = max(strings, key=len, default="").strip()
+    return best or raw or "(no usable answer)"
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 3].rstrip() + "..."
+
+
+class MultiAgentSystem:
+    """One multi-agent run on one task.
+
+    Usage: `system = MultiAgentSystem(task, llms, config)`; `await system.plan()`;
+    optionally let an attack modify `system.agents`; add interceptors; `await system.run()`.
+
+    Args:
+        task: the task (runtime view: user input, agent count, tools).
+        llms: the backend for each role.
+        config: topology, rounds, memory size, token limits, seed.
+        interceptors: applied in order to every message on every edge.
+        log: where events go (a fresh in-memory log by default).
+    """
+
+    def __init__(
+        self,
+        task: Task,
+        llms: RoleLLMs,
+        config: MASConfig | None = None,
+        *,
+        interceptors: Sequence[Interceptor] = (),
+        log: EventLog | None = None,
+        prompts: PromptSet | None = None,
+    ) -> None:
+        self.task = task
+        self.llms = llms
+        self.config = config or MASConfig()
+        if self.config.topology != "custom" and self.config.topology not in TOPOLOGIES:
+            TOPOLOGIES.get(self.config.topology)  # raises ConfigError naming the known ones
+        self.interceptors: list[Interceptor] = list(interceptors)
+        self.log = log or EventLog()
+        self.prompts = prompts or load_prompts("misguard.mas", "runtime")
+        self.agent_ids = [f"agent_{i + 1}" for i in range(task.agent_num)]
+        self._order = {a: i for i, a in enumerate(self.agent_ids)}
+        self.graph: nx.DiGraph = nx.DiGraph()
+        self.agents: dict[str, Agent] = {}
+        self.round = 0
+        self._tools = {t.tool_name: t for t in task.tools}
+        self._planned = False
+        self._usage_by_role: dict[str, Usage] = {}
+
+    # -- setup ---------------------------------------------------------------------------
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "config": self.config.model_dump(mode="json"),
+            "llms": self.llms.describe(),
+            "prompts": self.prompts.ref,
+            "interceptors": [i.describe() for i in self.interceptors],
+        }
+
+    def add_interceptor(self, interceptor: Interceptor) -> None:
+        self.interceptors.append(interceptor)
+
+    def neighbours(self, agent_id: str) -> list[str]:
+        return sorted(self.graph.successors(agent_id), key=self._order.__getitem__)
+
+    async def plan(self) -> None:
+        """Ask the planner for exactly `agent_num` subtasks (and a graph in `self` mode)."""
+        if self._planned:
+            return
+        n = self.task.agent_num
+        self_mode = self.config.topology != "custom" and bool(
+            TOPOLOGIES.get(self.config.topology).metadata.get("planner_decides")
+        )
+        if self_mode:
+            prompt = self.prompts.render(
+                "planner_self", agent_num=n, agents=", ".join(self.agent_ids),
+                task=self.task.user_input, first=self.agent_ids[0],
+            )
+        else:
+            prompt = self.prompts.render("planner", agent_num=n, task=self.task.user_input)
+        answer, repairs = await self._planner_answer(prompt)
+        subtasks = [s.strip() for s in (answer.subtasks if answer else []) if s.strip()]
+        if len(subtasks) != n:
+            repairs.append(f"planner gave {len(subtasks)} subtasks for {n} agents")
+            generic = [f"Work on part {i + 1} of {n} of the task and share your findings." for i in range(n)]
+            subtasks = (subtasks + generic[len(subtasks):])[:n]
+        graph_source = self.config.topology
+        if self_mode:
+            proposal = answer.graph if answer else None
+            graph, graph_repairs = graph_from_adjacency(self.agent_ids, proposal or {})
+            repairs.extend(graph_repairs)
+            if graph.number_of_edges() == 0:
+                # An unusable proposal: fall back to a chain so the run can go on, and say so.
+                repairs.append("planner proposed no usable edge; using chain")
+                graph = build_graph("chain", self.agent_ids, seed=self.config.seed)
+                graph_source = "self->chain"
+            self.graph = graph
+        else:
+            self.graph = build_graph(
+                self.config.topology, self.agent_ids, seed=self.config.seed, edges=self.config.edges
+            )
+        for agent_id, subtask in zip(self.agent_ids, subtasks):
+            self.agents[agent_id] = Agent(
+                id=agent_id,
+                subtask=subtask,
+                memory=ShortTermMemory(self.config.memory_size),
+                rng=random.Random(f"agent:{self.config.seed}:{agent_id}"),
+            )
+        self.log.add("plan", subtasks=subtasks, repairs=repairs, graph_source=graph_source)
+        if repairs:
+            self.log.add("fallback", kind="plan_repair", agent="planner", details=repairs)
+        self._planned = True
+
+    async def _planner_answer(self, prompt: str) -> tuple[PlanAnswer | None, list[str]]:
+        try:
+            answer = await self._json_call(
+                "planner", "planner", [ChatMessage.user(prompt)], PlanAnswer, self.config.planner_max_tokens
+            )
+            return answer, []
+        except LLMOutputError as exc:
+            return None, [f"planner output not usable: {str(exc)[:200]}"]
+
+    # -- running -------------------------------------------------------------------------
+
+    async def run(self) -> MASResult:
+        """Plan (if not done), run all rounds, conclude. Returns the final answer and log."""
+        started = time.perf_counter()
+        await self.plan()
+        self.log.add(
+            "start",
+            task_id=self.task.id,
+            agents=self.agent_ids,
+            subtasks={a.id: a.subtask for a in self.agents.values()},
+            edges=[list(e) for e in self.graph.edges()],
+            compromised={
+                a.id: {"injection": a.injection is not None, "tool_bias": a.tool_bias is not None,
+                       "retriever": a.retriever is not None}
+                for a in self.agents.values()
+            },
+            seed=self.config.seed,
+            components=self.describe(),
+        )
+        for r in range(1, self.config.rounds + 1):
+            await self.run_round(r)
+        answer = await self.conclude()
+        wall = time.perf_counter() - started
+        total = Usage()
+        for u in self._usage_by_role.values():
+            total.add(u)
+        self.log.add(
+            "end",
+            wall_s=wall,
+            usage=total.model_dump(),
+            usage_by_agent={k: v.model_dump() for k, v in sorted(self.log.usage_by("agent").items())},
+            usage_by_interceptor={k: v.model_dump() for k, v in sorted(self.log.usage_by("interceptor").items())},
+        )
+        return MASResult(self.task.id, answer, self.log, self.graph, wall, total)
+
+    async def run_round(self, r: int) -> None:
+        self.round = r
+        view = SystemView(self.graph, r, self.log)
+        for interceptor in self.interceptors:
+            await interceptor.start_round(view)
+        outgoing = await asyncio.gather(*(self._worker_turn(self.agents[a], r) for a in self.agent_ids))
+        sent = [m for m in outgoing if m is not None]
+        decisions = await asyncio.gather(*(self._intercept(m, view) for m in sent))
+        for message, delivered_text in zip(sent, decisions):
+            if delivered_text is not None:
+                seen = message.model_copy(update={"text": delivered_text})
+                self.agents[message.receiver].inbox.append(seen)
+        self.log.add("round_end", round=r, sent=len(sent), delivered=sum(d is not None for d in decisions))
+
+    async def _intercept(self, message: EdgeMessage, view: SystemView) -> str | None:
+        """Run the edge's interceptors; return the text the receiver sees, or None if blocked."""
+        text = message.text
+        action = InterceptorAction.PASS
+        for interceptor in self.interceptors:
+            current = message.model_copy(update={"text": text})
+            started = time.perf_counter()
+            decision: Interception = await interceptor.intercept(current, view)
+            usage = decision.usage.model_copy()
+            if usage.latency_s == 0.0:
+                usage.latency_s = time.perf_counter() - started
+            self.log.add(
+                "interception", round=message.round, message_id=message.id, interceptor=interceptor.name,
+                sender=message.sender, receiver=message.receiver, action=decision.action.value,
+                reason=decision.reason, text_before=text,
+                text_after=decision.text if decision.action is InterceptorAction.REWRITE else None,
+                usage=usage.model_dump(), details=decision.details,
+            )
+            if decision.action is InterceptorAction.BLOCK:
+                action = InterceptorAction.BLOCK
+                break
+            if decision.action is InterceptorAction.REWRITE and decision.text is not None:
+                text = decision.text
+                action = InterceptorAction.REWRITE
+        delivered = action is not InterceptorAction.BLOCK
+        self.log.add(
+            "message", round=message.round, id=message.id, sender=message.sender, receiver=message.receiver,
+            original=message.text, text=text if delivered else None, delivered=delivered, action=action.value,
+            metadata=message.metadata,
+        )
+        return text if delivered else None
+
+    async def _worker_turn(self, agent: Agent, r: int) -> EdgeMessage | None:
+        neighbours = self.neighbours(agent.id)
+        if not neighbours:
+            self.log.add("fallback", round=r, kind="no_neighbour", agent=agent.id)
+            return None
+        inbound = agent.inbox.popleft() if agent.inbox else None
+        suggested = inbound.sender if inbound and inbound.sender in neighbours else agent.rng.choice(neighbours)
+        if inbound is not None:
+            agent.memory.add(f"[round {r}] from {inbound.sender}: {_cut(inbound.text, 400)}")
+            inbound_text = self.prompts.render("inbound_message", sender=inbound.sender, text=inbound.text)
+        else:
+            inbound_text = self.prompts.render("inbound_empty", suggested=suggested)
+        retrieved = ""
+        if agent.retriever is not None:
+            query = self.task.user_input + ("\n" + inbound.text if inbound else "")
+            docs = agent.retriever.retrieve(query, self.config.retrieval_k)
+            self.log.add("retrieval", round=r, agent=agent.id, documents=docs)
+            retrieved = self.prompts.render(
+                "retrieved", documents="\n".join(f"- {_cut(d, 500)}" for d in docs)
+            )
+        system = ChatMessage.system(
+            self.prompts.render(
+                "worker_system", agent=agent.id, task=self.task.user_input, subtask=agent.subtask,
+                neighbours=", ".join(neighbours), tools=self._tool_list(), actions=self._actions(neighbours),
+            )
+        )
+        tool_results: list[str] = []
+        for step in range(self.config.max_tool_calls + 1):
+            may_use_tool = step < self.config.max_tool_calls and bool(self._tools)
+            instruction = self.prompts.render(
+                "instruction_free" if may_use_tool else "instruction_send", neighbours=", ".join(neighbours)
+            )
+            turn = self.prompts.render(
+                "worker_turn",
+                injection=(agent.injection + "\n\n") if agent.injection else "",
+                retrieved=retrieved,
+                memory="\n".join(agent.memory.entries()) or "(empty)",
+                inbound=inbound_text + "".join(f"\n{t}" for t in tool_results),
+                instruction=instruction,
+            )
+            try:
+                action = await self._json_call(
+                    agent.id, "worker", [system, ChatMessage.user(turn)], WorkerAction,
+                    self.config.worker_max_tokens, round=r,
+                )
+            except LLMOutputError as exc:
+                raw = exc.text.strip()
+                text = _salvage_message(raw)
+                self.log.add("fallback", round=r, kind="parse_fallback", agent=agent.id, raw=_cut(raw, 500))
+                return self._send(agent, r, text, suggested, neighbours, via="parse_fallback")
+            if action.type == "use_tool" and may_use_tool:
+                result = await self._use_tool(agent, r, action.tool_name, action.reply_prompt)
+                tool_results.append(f"Result of tool {action.tool_name}: {result}")
+                continue
+            if action.type == "use_tool":
+                self.log.add("fallback", round=r, kind="tool_limit", agent=agent.id, tool=action.tool_name)
+            text = action.reply_prompt.strip() or (tool_results[-1] if tool_results else "")
+            if not text:
+                self.log.add("fallback", round=r, kind="empty_message", agent=agent.id)
+                text = "(no content)"
+            return self._send(agent, r, text, action.sending_target, neighbours, via=action.type)
+        raise AssertionError("unreachable: the last step forbids tools")
+
+    def _send(
+        self, agent: Agent, r: int, text: str, target: str | None, neighbours: list[str], *, via: str
+    ) -> EdgeMessage:
+        if target not in neighbours:
+            chosen = agent.rng.choice(neighbours)
+            self.log.add(
+                "fallback", round=r, kind="target_fallback", agent=agent.id, requested=target, chosen=chosen
+            )
+            target = chosen
+        assert target is not None
+        if len(text) > self.config.message_chars:
+            self.log.add("fallback", round=r, kind="message_cut", agent=agent.id, chars=len(text))
+            text = _cut(text, self.config.message_chars)
+        agent.memory.add(f"[round {r}] to {target}: {_cut(text, 400)}")
+        return EdgeMessage(
+            sender=agent.id, receiver=target, round=r, text=text,
+            metadata={"via": via}, id=f"r{r}-{agent.id}-{agent.rng.getrandbits(32):08x}",
+        )
+
+    def _actions(self, neighbours: list[str]) -> str:
+        """The answer formats shown to a worker, with real names (small models copy them)."""
+        text = self.prompts.render("action_send", first_neighbour=neighbours[0])
+        if self._tools and self.config.max_tool_calls > 0:
+            text += self.prompts.render("action_tool", first_tool=next(iter(self._tools)))
+        return text
+
+    def _tool_list(self) -> str:
+        if not self._tools:
+            return "(none)"
+        return "\n".join(
+            f"- {t.tool_name}: {t.tool_description} Input: {t.tool_input}" for t in self._tools.values()
+        )
+
+    async def _use_tool(self, agent: Agent, r: int, name: str | None, query: str) -> str:
+        tool: ToolSpec | None = self._tools.get(name or "")
+        if tool is None:
+            # Be forgiving about case and spacing before giving up.
+            folded = {k.lower().strip(): v for k, v in self._tools.items()}
+            tool = folded.get((name or "").lower().strip())
+        if tool is None:
+            result = f"Unknown tool {name!r}; available: {', '.join(self._tools)}"
+            self.log.add("tool_call", round=r, agent=agent.id, tool=name, input=query, output=result, known=False)
+            return result
+        prompt = self.prompts.render(
+            "tool_simulator", tool_name=tool.tool_name, tool_description=tool.tool_description,
+            tool_input=tool.tool_input, tool_output=tool.tool_output,
+            bias=("\n" + agent.tool_bias + "\n") if agent.tool_bias else "", query=query or "(empty)",
+        )
+        out = await self._text_call(agent.id, "tool", [ChatMessage.user(prompt)], self.config.tool_max_tokens, round=r)
+        result = out.strip() or "(empty tool output)"
+        self.log.add(
+            "tool_call", round=r, agent=agent.id, tool=tool.tool_name, input=query, output=result,
+            known=True, biased=agent.tool_bias is not None,
+        )
+        agent.memory.add(f"[round {r}] tool {tool.tool_name}: {_cut(result, 300)}")
+        return _cut(result, 800)
+
+    async def conclude(self) -> str:
+        """The concluder reads what receivers saw (newest kept within budget)."""
+        lines: list[str] = []
+        budget = self.config.concluder_log_chars
+        messages = self.log.messages()
+        for m in reversed(messages):
+            line = f"[round {m['round']}] {m['sender']} -> {m['receiver']}: {_cut(m['text'], 600)}"
+            if budget - len(line) < 0 and lines:
+                break
+            budget -= len(line)
+            lines.append(line)
+        lines.reverse()
+        if len(lines) < len(messages):
+            self.log.add("fallback", kind="concluder_log_cut", agent="concluder", shown=len(lines), total=len(messages))
+        prompt = self.prompts.render(
+            "concluder", task=self.task.user_input, log="\n".join(lines) or "(no messages)"
+        )
+        answer = (
+            await self._text_call("concluder", "concluder", [ChatMessage.user(prompt)], self.config.concluder_max_tokens)
+        ).strip()
+        self.log.add("final", round=self.round, answer=answer)
+        return answer
+
+    # -- model calls with per-agent accounting -------------------------------------------
+
+    async def _json_call(
+        self, agent: str, role: Role, messages: list[ChatMessage], schema: type[BaseModel],
+        max_tokens: int, round: int = 0,
+    ) -> Any:
+        metered = MeteredLLM(self.llms.for_role(role))
+        try:
+            return await metered.generate_json(messages, schema=schema, reasks=1, max_tokens=max_tokens)
+        finally:
+            self._account(agent, role, metered.usage, round)
+
+    async def _text_call(
+        self, agent: str, role: Role, messages: list[ChatMessage], max_tokens: int, round: int = 0
+    ) -> str:
+        metered = MeteredLLM(self.llms.for_role(role))
+        try:
+            return (await metered.generate(messages, max_tokens=max_tokens)).text
+        finally:
+            self._account(agent, role, metered.usage, round)
+
+    def _account(self, agent: str, role: Role, usage: Usage, round: int) -> None:
+        if usage.calls == 0 and usage.failed_calls == 0:
+            return
+        self._usage_by_role.setdefault(role, Usage()).add(usage)
+        if agent in self.agents:
+            self.agents[agent].usage.add(usage)
+        self.log.add("llm_call", round=round, agent=agent, role=role, usage=usage.model_dump())
+
+
+def topology_names() -> list[str]:
+    """Every topology name `MASConfig.topology` accepts."""
+    return [*TOPOLOGIES.names(), "custom"]

@@ -1,0 +1,143 @@
+"""The sweep on the scripted mock backend: records, resume, reports, the CLI, the
+interceptor seam as the judges see it, and the Ray executor on a local Ray."""
+
+from __future__ import annotations
+
+import json
+import pytest
+from typer.testing import CliRunner
+
+from misguard.bench.misinfotask import (
+    Components,
+    SweepConfig,
+    load_tasks,
+    run_one,
+    run_sweep,
+    sample_tasks_path,
+    summarize,
+    write_reports,
+)
+from misguard.cli.main import app
+from misguard.config import LLMSettings, Settings
+from misguard.embed import get_embedder
+from misguard.errors import ConfigError
+from misguard.llm import get_llm
+from misguard.mas import DEFENSES
+from misguard.registry import Entry
+from tests.helpers.mas_script import RewriteAll, scripted
+
+TASKS = load_tasks(sample_tasks_path())
+
+
+def components(judge='{"score": 6, "reason": "r"}'):
+    llm = get_llm("mock", LLMSettings(retries=0), respond=scripted(judge=judge, concluder="Water boils at a lower temperature at altitude because pressure is lower."))
+    return Components(mas_llm=llm, judge_llm=llm, embedder=get_embedder("hashing/256"))
+
+
+def config(**overrides):
+    base = dict(data=str(sample_tasks_path()), model="mock", attack="inject", topology="star", rounds=2, tasks=(0, 1))
+    return SweepConfig(**{**base, **overrides})
+
+
+def test_sweep_records_resumes_and_reports(tmp_path):
+    settings = Settings()
+    comps = components()
+    log = run_sweep(settings, config(), TASKS, tmp_path, components=comps)
+    runs = [e for e in log.events if e.type == "run"]
+    log.close()
+    assert sorted(e.key for e in runs) == ["0:0", "1:0"]
+    record = runs[0].data
+    assert record["llm_mt"] == {"score": 6, "reason": "r", "judge": "llm:mock"}
+    assert record["proxy_mt"]["judge"] == "proxy:hashing/256" and record["proxy_mt"]["score"] == 0.0
+    assert len(record["rounds"]) == 2 and record["rounds"][0]["llm_influence"]["score"] == 6
+    assert record["mas_usage"]["calls"] > 0 and record["judge_usage"]["calls"] == 4
+    assert record["attack"]["targets"] and (tmp_path / "events" / record["events"]).is_file()
+
+    calls_before = len(comps.mas_llm.calls)
+    log = run_sweep(settings, config(), TASKS, tmp_path, components=comps)
+    log.close()
+    assert len(comps.mas_llm.calls) == calls_before  # both finished: nothing reruns
+    log = run_sweep(settings, config(tasks=(0, 1, 2)), TASKS, tmp_path, components=comps)
+    assert sorted(log.done_keys("run")) == ["0:0", "1:0", "2:0"]
+    log.close()
+    with pytest.raises(ConfigError, match="other settings"):
+        run_sweep(settings, config(attack="tool"), TASKS, tmp_path, components=comps)
+
+    summary = write_reports(tmp_path)
+    assert summary["runs"] == 3
+    mt = summary["metrics"]["MT (LLM judge, 0-10)"]
+    assert mt["mean"] == 6.0 and mt["n"] == 3 and mt["judge"] == ["llm:mock"]
+    assert summary["metrics"]["TSR (LLM judge, share >= 5)"]["mean"] == 1.0
+    assert summary["per_round_mt"]["llm"] == [6.0, 6.0]
+    assert (tmp_path / "mt_curve.png").read_bytes()[:4] == b"\x89PNG"
+    assert "| MT (LLM judge, 0-10) | 6.00 [6.00, 6.00] | 3 | llm:mock |" in (tmp_path / "results.md").read_text()
+    header = json.loads((tmp_path / "runlog.jsonl").read_text().splitlines()[0])
+    assert header["components"]["mas_llm"]["backend"] == "mock" and header["seeds"]["run_0"] == 0
+    assert header["params"]["identity"]["attack"] == "inject"
+
+
+def test_unusable_judge_answers_are_missing_not_zero(tmp_path):
+    log = run_sweep(Settings(), config(tasks=(0,)), TASKS, tmp_path, components=components(judge="no json"))
+    log.close()
+    summary = summarize(tmp_path / "runlog.jsonl")
+    assert summary["metrics"]["MT (LLM judge, 0-10)"]["n"] == 0
+    assert summary["metrics"]["MT (LLM judge, 0-10)"]["missing"] == 1
+
+
+async def test_judges_see_the_rewritten_text(tmp_path, monkeypatch):
+    monkeypatch.setitem(DEFENSES._entries, "test-upper", Entry("test-upper", lambda s: [RewriteAll()], {"description": "t"}))
+    comps = components()
+    record = await run_one(
+        TASKS[0], 0, config(defense="test-upper"), Settings(), comps, background=(), events_path=tmp_path / "e.jsonl"
+    )
+    judge_prompts = [c[0].content for c in comps.judge_llm.calls if "Messages of round" in c[0].content]
+    assert judge_prompts and all("REWRITTEN agent_" in p and "saw <" not in p for p in judge_prompts)
+    concluder = [c[0].content for c in comps.mas_llm.calls if c[0].content.startswith("You are the concluder")][0]
+    assert "REWRITTEN agent_" in concluder and "saw <" not in concluder
+    assert record["fallbacks"] == {}
+
+
+def test_config_validation():
+    with pytest.raises(ValueError, match="unknown attack"):
+        config(attack="dos")
+    with pytest.raises(ValueError, match="unknown topology"):
+        config(topology="custom")
+
+
+def test_cli_runs_on_shipped_tasks_and_rejects_unknown_defense(tmp_path):
+    runner = CliRunner()
+    base = ["--llm", "mock", "--embedder", "hashing/64", "bench", "misinfotask", "--data", "sample"]
+    out = runner.invoke(app, [*base, "--tasks", "0", "--rounds", "1", "--topology", "chain", "--attack", "tool",
+                              "--seeds", "0,1", "--output", str(tmp_path / "ok")])
+    assert out.exit_code == 0, out.output
+    assert "MT (LLM judge" in out.output
+    keys = [json.loads(line).get("key") for line in (tmp_path / "ok" / "runlog.jsonl").read_text().splitlines()[1:]]
+    assert sorted(keys) == ["0:0", "0:1"]
+    bad = runner.invoke(app, [*base, "--defense", "argus", "--output", str(tmp_path / "bad")])
+    assert bad.exit_code == 2 and "Unknown defense 'argus'" in bad.output
+    missing = runner.invoke(app, ["bench", "misinfotask", "--data", str(tmp_path / "nope.json")])
+    assert missing.exit_code == 2 and "no such file" in missing.output
+    help_text = runner.invoke(app, ["bench", "misinfotask", "--help"]).output
+    for option in ("--data", "--model", "--attack", "--defense", "--topology", "--rounds", "--tasks",
+                   "--seeds", "--concurrency", "--output", "--executor"):
+        assert option in help_text
+
+
+def test_overhead_bench_command(tmp_path):
+    out = CliRunner().invoke(app, ["bench", "mas-overhead", "--sizes", "5,12", "--topologies", "star",
+                                   "--rounds", "1", "--repeats", "1", "--output", str(tmp_path)])
+    assert out.exit_code == 0, out.output
+    rows = json.loads((tmp_path / "summary.json").read_text())
+    assert [r["agents"] for r in rows] == [5, 12] and all(r["calls"] == r["agents"] + 2 for r in rows)
+    assert all(r["overhead_s"] > 0 for r in rows)
+
+
+@pytest.mark.slow
+def test_ray_executor_on_a_local_ray(tmp_path):
+    pytest.importorskip("ray", reason="needs the [ray] extra")
+    settings = Settings(llm=LLMSettings(model="mock"), embed={"model": "hashing/64"})
+    log = run_sweep(settings, config(executor="ray", concurrency=1, rounds=1), TASKS, tmp_path)
+    log.close()
+    summary = summarize(tmp_path / "runlog.jsonl")
+    assert summary["runs"] == 2
+    assert sorted(p.name for p in (tmp_path / "events").iterdir()) == ["task0-seed0.jsonl", "task1-seed0.jsonl"]

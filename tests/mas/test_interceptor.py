@@ -1,0 +1,138 @@
+"""The defense seam: pass, rewrite and block, recorded in the log; receivers and the
+concluder see the rewritten text, never the original."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from misguard.config import LLMSettings, Settings
+from misguard.llm import get_llm
+from misguard.mas import (
+    DEFENSES,
+    Interception,
+    Interceptor,
+    MASConfig,
+    MultiAgentSystem,
+    RoleLLMs,
+    SystemView,
+    Task,
+)
+from misguard.types import EdgeMessage, Usage
+from tests.helpers.mas_script import scripted
+
+
+@dataclass
+class Rewriter:
+    """Rewrites every message on the watched edges; counts rounds it was told about."""
+
+    edges: set[tuple[str, str]] | None = None
+    name: str = "rewriter"
+    rounds_seen: list[int] = field(default_factory=list)
+
+    async def start_round(self, view: SystemView) -> None:
+        assert view.graph.number_of_nodes() == 3
+        self.rounds_seen.append(view.round)
+
+    async def intercept(self, message: EdgeMessage, view: SystemView) -> Interception:
+        if self.edges is not None and message.edge not in self.edges:
+            return Interception.passed("not watched")
+        return Interception.rewritten(
+            f"CORRECTED({message.sender})", reason="test rewrite",
+            usage=Usage(calls=1, prompt_tokens=10, completion_tokens=5, latency_s=0.01),
+        )
+
+    def describe(self) -> dict[str, Any]:
+        return {"name": self.name}
+
+
+@dataclass
+class Blocker:
+    name: str = "blocker"
+
+    async def start_round(self, view: SystemView) -> None:
+        return None
+
+    async def intercept(self, message: EdgeMessage, view: SystemView) -> Interception:
+        if message.sender == "agent_2":
+            return Interception.blocked("agent_2 is quarantined")
+        return Interception.passed()
+
+    def describe(self) -> dict[str, Any]:
+        return {"name": self.name}
+
+
+def _system(llm, *interceptors, rounds=2):
+    task = Task(id="t", user_input="Task.", agent_num=3)
+    return MultiAgentSystem(task, RoleLLMs(worker=llm), MASConfig(topology="full", rounds=rounds), interceptors=interceptors)
+
+
+def _prompts_of(llm, prefix):
+    return ["\n".join(m.content for m in call) for call in llm.calls if call[0].content.startswith(prefix)]
+
+
+def test_protocol_is_structural():
+    assert isinstance(Rewriter(), Interceptor) and isinstance(Blocker(), Interceptor)
+
+
+async def test_rewrite_reaches_receivers_and_concluder_not_the_original():
+    llm = get_llm("mock", LLMSettings(), respond=scripted())
+    rewriter = Rewriter()
+    result = await _system(llm, rewriter).run()
+    assert rewriter.rounds_seen == [1, 2]
+    round2 = [p for p in _prompts_of(llm, "You are agent_") if "New message from" in p]
+    assert round2 and all("CORRECTED(" in p and "saw <" not in p.split("New message from")[1] for p in round2)
+    concluder = _prompts_of(llm, "You are the concluder")[0]
+    assert "CORRECTED(agent_1)" in concluder and "saw <" not in concluder
+    messages = result.log.messages()
+    assert all(m["action"] == "rewrite" and m["original"] != m["text"] for m in messages)
+    interceptions = list(result.log.of_type("interception"))
+    assert len(interceptions) == len(messages) == 6
+    assert all(e.data["interceptor"] == "rewriter" and e.data["text_before"].startswith("agent_") for e in interceptions)
+    usage = result.log.usage_by("interceptor")["rewriter"]
+    assert usage.calls == 6 and usage.prompt_tokens == 60
+    end = next(result.log.of_type("end"))
+    assert end.data["usage_by_interceptor"]["rewriter"]["completion_tokens"] == 30
+
+
+async def test_block_hides_the_message_and_stops_later_interceptors():
+    llm = get_llm("mock", LLMSettings(), respond=scripted())
+    rewriter = Rewriter()
+    result = await _system(llm, Blocker(), rewriter, rounds=1).run()
+    blocked = [m for m in result.log.messages(delivered_only=False) if not m["delivered"]]
+    assert len(blocked) == 1 and blocked[0]["sender"] == "agent_2" and blocked[0]["text"] is None
+    assert all(m["sender"] != "agent_2" for m in result.log.messages())
+    by_message = {}
+    for e in result.log.of_type("interception"):
+        by_message.setdefault(e.data["message_id"], []).append(e.data["interceptor"])
+    assert by_message[blocked[0]["id"]] == ["blocker"]  # the rewriter never saw it
+    concluder = _prompts_of(llm, "You are the concluder")[0]
+    assert "agent_2 ->" not in concluder
+
+
+async def test_pass_on_unwatched_edges_keeps_the_text():
+    llm = get_llm("mock", LLMSettings(), respond=scripted())
+    result = await _system(llm, Rewriter(edges={("agent_1", "agent_2")}), rounds=1).run()
+    for m in result.log.messages():
+        if (m["sender"], m["receiver"]) == ("agent_1", "agent_2"):
+            assert m["text"] == "CORRECTED(agent_1)" and m["action"] == "rewrite"
+        else:
+            assert m["text"] == m["original"] and m["action"] == "pass"
+
+
+def test_defense_registry_walk():
+    assert "none" in DEFENSES
+    for entry in DEFENSES:
+        interceptors = entry.factory(Settings())
+        assert all(isinstance(i, Interceptor) for i in interceptors), entry.name
+        assert "description" in entry.metadata
+    assert DEFENSES.build("none", Settings()) == ()
+
+
+async def test_edge_history_exposes_delivered_text_per_edge():
+    llm = get_llm("mock", LLMSettings(), respond=scripted())
+    result = await _system(llm, Rewriter(), rounds=2).run()
+    history = result.log.edge_history()
+    assert sum(len(v) for v in history.values()) == 6
+    assert all(result.graph.has_edge(*edge) for edge in history)
+    assert all(m["text"].startswith("CORRECTED") for msgs in history.values() for m in msgs)
