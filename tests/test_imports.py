@@ -8,7 +8,15 @@ import textwrap
 
 import misguard
 
-HEAVY = ["openai", "llama_cpp", "torch", "ray", "fastapi", "sentence_transformers", "sklearn"]
+HEAVY = [
+    "openai", "llama_cpp", "torch", "ray", "fastapi", "sentence_transformers", "sklearn",
+    "trafilatura", "matplotlib", "sqlalchemy", "psycopg",
+]
+PACKAGES = [
+    "misguard.llm", "misguard.embed", "misguard.claims", "misguard.memory", "misguard.mas",
+    "misguard.attacks", "misguard.bench.claims", "misguard.bench.memory",
+    "misguard.bench.misinfotask", "misguard.cli.main",
+]
 
 
 def test_all_names_import():
@@ -25,7 +33,9 @@ def test_bare_import_without_extras():
                 if name.split('.')[0] in {HEAVY!r}:
                     raise ImportError('blocked ' + name)
         sys.meta_path.insert(0, Block())
-        import misguard, misguard.llm, misguard.embed, misguard.cli.main
+        import importlib, misguard
+        for name in {PACKAGES!r}:
+            importlib.import_module(name)
         from misguard.errors import MissingExtraError
         from misguard.llm import get_llm
         try:
@@ -40,3 +50,12 @@ def test_bare_import_without_extras():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "ok []"
+
+
+def test_every_exported_name_exists():
+    import importlib
+
+    for name in PACKAGES:
+        module = importlib.import_module(name)
+        for exported in getattr(module, "__all__", []):
+            assert hasattr(module, exported), f"{name}.{exported} is in __all__ but missing"

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config import LLMSettings
-from ..errors import ConfigError, LLMServerError, MissingExtraError
+from ..errors import ConfigError, LLMServerError, LLMTimeoutError, MissingExtraError
 from ..types import ChatMessage
 from ._base import LLM, GenerateOptions, RawCompletion, chat_request
 
@@ -82,6 +82,16 @@ class LocalLLM(LLM):
             "n_threads": self.n_threads,
             "llama_cpp_python": llama_cpp.__version__,
         }
+
+    async def _attempt(self, msgs: list[ChatMessage], opts: GenerateOptions) -> RawCompletion:
+        try:
+            return await super()._attempt(msgs, opts)
+        except LLMTimeoutError as exc:
+            # The abandoned llama.cpp call keeps running in its thread and holds the model's
+            # lock, so a retry would only queue behind it: report the timeout at once.
+            exc.transient = False
+            exc.args = (f"{exc.args[0]} (the local model is slower than llm.timeout_s on this machine)",)
+            raise
 
     async def _call_model(self, messages: list[ChatMessage], options: GenerateOptions) -> RawCompletion:
         return await asyncio.to_thread(self._complete, messages, options)

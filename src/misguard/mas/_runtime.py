@@ -515,10 +515,10 @@ class MultiAgentSystem:
         )
 
     def _actions(self, neighbours: list[str]) -> str:
-        """The answer formats shown to a worker, with real names (small models copy them)."""
-        text = self.prompts.render("action_send", first_neighbour=neighbours[0])
+        """The answer formats shown to a worker, with the real names it may use."""
+        text = self.prompts.render("action_send", neighbours=", ".join(neighbours))
         if self._tools and self.config.max_tool_calls > 0:
-            text += self.prompts.render("action_tool", first_tool=next(iter(self._tools)))
+            text += self.prompts.render("action_tool", tools=", ".join(self._tools))
         return text
 
     def _tool_list(self) -> str:
