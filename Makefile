@@ -50,8 +50,17 @@ demo: install-demo
 test: install-test
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
+# Every benchmark writes runs/<name>/runlog.jsonl first, then its tables; figures and
+# commands are recorded in docs/BENCHMARKS.md. The claims and MisInfoTask suites need the
+# shared data (SHARED_DATA); they are skipped with a message when it is absent.
+SHARED_DATA ?= ../shared/data
 bench: install-test
 	$(BIN)/misguard bench backends --output runs/bench-backends
+	$(BIN)/misguard bench mas-overhead --sizes 5,50,200,500 --rounds 3 --repeats 3 --output runs/bench-mas-overhead
+	$(BIN)/misguard bench memory --ratio 0.05 --type II --seeds 5 --output runs/bench-memory
+	@if [ -d "$(SHARED_DATA)/claims" ]; then \
+	  $(BIN)/misguard bench claims --data $(SHARED_DATA) --output runs/bench-claims; \
+	else echo "bench claims skipped: no shared data at $(SHARED_DATA)"; fi
 
 clean:
 	rm -rf $(VENV) runs .pytest_cache
