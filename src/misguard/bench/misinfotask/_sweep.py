@@ -196,15 +196,25 @@ async def run_one(
     }
 
 
-def _ray_run_one(
-    task: MisinfoTask, seed: int, config: SweepConfig, settings: Settings,
-    background: tuple[str, ...], events_path: str,
-) -> dict[str, Any]:
-    """What a Ray worker runs: builds its own backends (they do not cross processes)."""
-    components = Components.build(settings, config)
-    return asyncio.run(
-        run_one(task, seed, config, settings, components, background=background, events_path=Path(events_path))
-    )
+class _SweepWorker:
+    """A Ray actor: builds its backends once (models load once per worker, not per task)
+    and runs many (task, seed) pairs."""
+
+    def __init__(self, settings: Settings, config: SweepConfig) -> None:
+        self.settings = settings
+        self.config = config
+        self.components = Components.build(settings, config)
+
+    def run(
+        self, task: MisinfoTask, seed: int, background: tuple[str, ...], events_path: str
+    ) -> tuple[str, dict[str, Any]]:
+        record = asyncio.run(
+            run_one(
+                task, seed, self.config, self.settings, self.components,
+                background=background, events_path=Path(events_path),
+            )
+        )
+        return run_key(task.id, seed), record
 
 
 def _attack_spec(
@@ -342,21 +352,19 @@ def _sweep_ray(
             ray.init(num_cpus=config.concurrency, include_dashboard=False, log_to_driver=False)
         started_here = True
     try:
-        remote = ray.remote(num_cpus=1)(_ray_run_one)
-        refs = {}
-        for task_id, seed in pending:
-            task = by_id[task_id]
-            ref = remote.remote(
-                task, seed, config, settings,
-                _background(config, task, tasks),
-                str(events_dir / f"task{task_id}-seed{seed}.jsonl"),
+        from ray.util import ActorPool
+
+        worker = ray.remote(num_cpus=1)(_SweepWorker)
+        pool = ActorPool([worker.remote(settings, config) for _ in range(min(config.concurrency, len(pending)))])
+
+        def submit(actor: Any, job: tuple[int, int]) -> Any:
+            task = by_id[job[0]]
+            return actor.run.remote(
+                task, job[1], _background(config, task, tasks), str(events_dir / f"task{job[0]}-seed{job[1]}.jsonl")
             )
-            refs[ref] = (task_id, seed)
-        waiting = list(refs)
-        while waiting:
-            ready, waiting = ray.wait(waiting, num_returns=1)
-            record = ray.get(ready[0])
-            log.write("run", key=run_key(*refs[ready[0]]), **record)
+
+        for key, record in pool.map_unordered(submit, pending):
+            log.write("run", key=key, **record)
             advance()
     finally:
         if started_here:
