@@ -87,3 +87,15 @@ def test_corrupt_index_is_a_store_error(store):
     (store.path / f"index-{store.generation}.npy").write_bytes(b"garbage")
     with pytest.raises(StoreError, match="missing or corrupt"):
         ClaimStore.open(store.path, store.embedder)
+
+
+def test_search_is_the_same_with_and_without_the_blas_thread_limit(store, embedder, monkeypatch):
+    ids = ["S13", "S01", "S05"]
+    queries = embedder.embed([store.get(cid).text for cid in ids], "query")
+    limited = store.search(queries, 5)
+    assert store._blas not in (None, False)  # threadpoolctl comes with the claims extra
+    # As if threadpoolctl were absent: the plain product must give the very same result.
+    monkeypatch.setattr(store, "_blas", False)
+    plain = store.search(queries, 5)
+    assert np.array_equal(limited[0], plain[0]) and np.array_equal(limited[1], plain[1])
+    assert [store.get_slots([s])[s].id for s in limited[1][:, 0]] == ids
