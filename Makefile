@@ -9,7 +9,8 @@ BIN := $(VENV)/bin
 LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF
 WHEEL_CACHE ?= $(HOME)/.cache/misguard/wheels/llama-avx2
 LLAMA_VERSION := $(shell sed -n 's/^llama-cpp-python==//p' constraints.txt)
-export PIP_FIND_LINKS := $(strip $(PIP_FIND_LINKS) $(WHEEL_CACHE))
+# /opt/wheels holds the CPU torch wheel on these machines; keep it when we add our cache.
+export PIP_FIND_LINKS := $(strip $(PIP_FIND_LINKS) $(wildcard /opt/wheels) $(WHEEL_CACHE))
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 PIP := $(BIN)/python -m pip install --quiet --constraint constraints.txt
 
