@@ -29,7 +29,7 @@ llama-wheel: $(BIN)/python
 	@if ls $(WHEEL_CACHE)/llama_cpp_python-$(LLAMA_VERSION)-*.whl >/dev/null 2>&1; then \
 	  echo "llama-cpp-python $(LLAMA_VERSION): cached wheel in $(WHEEL_CACHE)"; \
 	else \
-	  echo "llama-cpp-python $(LLAMA_VERSION): building the wheel once (about 6-7 minutes on 2 cores)"; \
+	  echo "llama-cpp-python $(LLAMA_VERSION): building the wheel once (about 9-10 minutes on 2 idle cores)"; \
 	  CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(BIN)/python -m pip wheel --quiet --no-cache-dir --no-deps \
 	    -w $(WHEEL_CACHE) llama-cpp-python==$(LLAMA_VERSION); \
 	fi
