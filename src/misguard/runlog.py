@@ -13,16 +13,19 @@ import platform
 import sys
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from .errors import DataError
 
 SCHEMA_VERSION = 1
+
+H = TypeVar("H")
+E = TypeVar("E")
 
 
 def _version() -> str:
@@ -109,33 +112,52 @@ class RunLog:
         self.close()
 
 
-def read_runlog(path: str | Path) -> tuple[RunHeader, list[RunEvent]]:
-    """Read a log; a torn last line (a crash mid-write) is dropped, anything else is an error."""
+def read_jsonl_log(
+    path: str | Path,
+    parse_header: Callable[[str], H],
+    parse_event: Callable[[str], E],
+    what: str = "run log",
+) -> tuple[H, list[E]]:
+    """Read a header line and event lines. A torn last line (a crash mid-write) is dropped;
+    any other bad line is a `DataError` naming the line. Parsers raise ValueError (or a
+    DataError of their own) on bad input."""
     path = Path(path)
     lines = path.read_text(encoding="utf-8").splitlines()
     if not lines:
-        raise DataError("empty run log", source=str(path))
+        raise DataError(f"empty {what}", source=str(path))
     try:
-        header = RunHeader.model_validate_json(lines[0])
+        header = parse_header(lines[0])
+    except DataError:
+        raise
     except ValueError as exc:
-        raise DataError(f"first line is not a run-log header: {exc}", source=str(path), line=1) from None
-    if header.schema_version > SCHEMA_VERSION:
-        raise DataError(
-            f"run log schema {header.schema_version} is newer than this misguard "
-            f"({SCHEMA_VERSION}); upgrade misguard",
-            source=str(path),
-        )
-    events = []
+        raise DataError(f"first line is not a {what} header: {exc}", source=str(path), line=1) from None
+    events: list[E] = []
     for number, line in enumerate(lines[1:], start=2):
         if not line.strip():
             continue
         try:
-            events.append(RunEvent.model_validate_json(line))
+            events.append(parse_event(line))
         except ValueError:
             if number == len(lines):
                 break  # torn final write
-            raise DataError("malformed run-log event", source=str(path), line=number) from None
+            raise DataError(f"malformed {what} event", source=str(path), line=number) from None
     return header, events
+
+
+def read_runlog(path: str | Path) -> tuple[RunHeader, list[RunEvent]]:
+    """Read a run log (see `read_jsonl_log` for how damage is handled)."""
+
+    def header(line: str) -> RunHeader:
+        parsed = RunHeader.model_validate_json(line)
+        if parsed.schema_version > SCHEMA_VERSION:
+            raise DataError(
+                f"run log schema {parsed.schema_version} is newer than this misguard "
+                f"({SCHEMA_VERSION}); upgrade misguard",
+                source=str(path),
+            )
+        return parsed
+
+    return read_jsonl_log(path, header, RunEvent.model_validate_json)
 
 
 def public_settings(settings: BaseModel) -> dict[str, Any]:

@@ -19,13 +19,14 @@ from __future__ import annotations
 import json
 import time
 from collections import defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import DataError
+from ..runlog import read_jsonl_log
 from ..types import Usage
 
 EVENTS_SCHEMA = "misguard.mas.events"
@@ -123,39 +124,19 @@ class EventLog:
 
 def read_events(path: str | Path) -> EventLog:
     """Read an event log written by `EventLog`; a torn last line is dropped."""
-    path = Path(path)
-    lines = path.read_text(encoding="utf-8").splitlines()
-    if not lines:
-        raise DataError("empty event log", source=str(path))
-    try:
-        header = json.loads(lines[0])
-    except json.JSONDecodeError:
-        raise DataError("first line is not an event-log header", source=str(path), line=1) from None
-    if header.get("schema") != EVENTS_SCHEMA:
-        raise DataError(f"not a {EVENTS_SCHEMA} log", source=str(path), line=1)
-    if int(header.get("version", 0)) > EVENTS_VERSION:
-        raise DataError(
-            f"event log version {header['version']} is newer than this misguard ({EVENTS_VERSION})",
-            source=str(path),
-        )
-    meta = {k: v for k, v in header.items() if k not in {"type", "schema", "version"}}
-    log = EventLog(meta=meta)
-    for number, line in enumerate(lines[1:], start=2):
-        try:
-            log.events.append(Event.model_validate_json(line))
-        except ValueError:
-            if number == len(lines):
-                break
-            raise DataError("malformed event", source=str(path), line=number) from None
+
+    def header(line: str) -> dict[str, Any]:
+        parsed = json.loads(line)
+        if not isinstance(parsed, dict) or parsed.get("schema") != EVENTS_SCHEMA:
+            raise DataError(f"not a {EVENTS_SCHEMA} log", source=str(path), line=1)
+        if int(parsed.get("version", 0)) > EVENTS_VERSION:
+            raise DataError(
+                f"event log version {parsed['version']} is newer than this misguard ({EVENTS_VERSION})",
+                source=str(path),
+            )
+        return parsed
+
+    head, events = read_jsonl_log(path, header, Event.model_validate_json, what="event log")
+    log = EventLog(meta={k: v for k, v in head.items() if k not in {"type", "schema", "version"}})
+    log.events.extend(events)
     return log
-
-
-def usage_dict(usage: Usage) -> dict[str, Any]:
-    return usage.model_dump()
-
-
-def sum_usage(usages: Iterable[Usage]) -> Usage:
-    total = Usage()
-    for u in usages:
-        total.add(u)
-    return total
