@@ -24,6 +24,22 @@ def test_reingest_updates_by_id_never_duplicates(store):
     assert store.stats()["claims"] == n
 
 
+def test_reingest_without_topics_keeps_assigned_topics(tmp_path, embedder):
+    # The bench re-ingests LIAR/Snopes rows (no topic) into a store whose topics the topic
+    # agent assigned; that used to reset them all to "unassigned".
+    store = ClaimStore.open(tmp_path / "s", embedder, create=True)
+    bare = [claim(f"T{i}", f"claim number {i} about the moon and taxes") for i in range(3)]
+    store.add(bare, assign_topics=lambda vectors: [TOPICS[2]] * len(vectors))
+    assert {store.get(c.id).topic for c in bare} == {TOPICS[2]}
+    report = store.add(bare)
+    assert (report.updated, report.unchanged, report.embedded) == (0, 3, 0)
+    assert {store.get(c.id).topic for c in bare} == {TOPICS[2]}
+    assert set(store.topic_ids.tolist()) == {2}
+    store.add([bare[0].model_copy(update={"topic": TOPICS[4]})])  # an explicit topic still wins
+    assert store.get("T0").topic == TOPICS[4] and store.topic_ids[store.slot_of("T0")] == 4
+    store.close()
+
+
 def test_reopening_does_not_re_embed(tmp_path, store):
     fresh = get_embedder("hashing/256")
     again = ClaimStore.open(store.path, fresh)

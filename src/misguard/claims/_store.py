@@ -194,6 +194,12 @@ class ClaimStore:
                 f"SELECT slot, {', '.join(_COLUMNS)} FROM claims WHERE id IN ({marks})", chunk
             ):
                 existing[row[1]] = (row[0], row[2], tuple(row[1:]))
+        # A re-ingested claim that comes without a topic keeps the one it has (e.g. the
+        # topic agent's): otherwise every re-ingest of a topic-less file would wipe them.
+        topic_col = _COLUMNS.index("topic")
+        for cid, (_, text, row) in existing.items():
+            if not batch[cid].topic and row[topic_col] and text == batch[cid].text:
+                batch[cid] = batch[cid].model_copy(update={"topic": row[topic_col]})
         n = len(self)
         new_ids = [cid for cid in ids if cid not in existing]
         changed = [cid for cid in ids if cid in existing and existing[cid][1] != batch[cid].text]
@@ -279,10 +285,10 @@ class ClaimStore:
         are always searched, so an unclassified claim is never unreachable).
         `flaggable_only` searches only claims with a false-like verdict.
         """
-        with self._blas_single_thread():
+        with self.blas_single_thread():
             return self._search(queries, k, topics=topics, flaggable_only=flaggable_only)
 
-    def _blas_single_thread(self) -> AbstractContextManager[object]:
+    def blas_single_thread(self) -> AbstractContextManager[object]:
         """Run the index products on one BLAS thread. OpenBLAS worker threads keep spinning
         for a while after a product; on a small machine they then compete with the
         embedder's threads, which made the next query embedding ~2x slower (single check
