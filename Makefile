@@ -60,7 +60,7 @@ bench: install-test
 	$(BIN)/misguard bench mas-overhead --sizes 5,50,200,500 --rounds 3 --repeats 3 --output runs/bench-mas-overhead
 	$(BIN)/misguard bench memory --ratio 0.05 --type II --seeds 5 --output runs/bench-memory
 	@if [ -d "$(SHARED_DATA)/claims" ]; then \
-	  $(BIN)/misguard bench claims --data $(SHARED_DATA) --output runs/bench-claims; \
+	  $(BIN)/misguard bench claims --data $(SHARED_DATA) --output runs/bench-claims --paper 300; \
 	else echo "bench claims skipped: no shared data at $(SHARED_DATA)"; fi
 
 clean:

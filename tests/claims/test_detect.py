@@ -19,7 +19,7 @@ from misguard.llm import get_llm
 
 
 def _ctx(**kw):
-    base = dict(s1=0.9, s2=0.8, rank=0.8, rank2=0.7, body=0.88, support=0.85, query_hub=0.8, claim_hub=0.82,
+    base = dict(s1=0.9, body=0.88, support=0.85, votes=1.0,
                 text="Napoleon was barely 5 feet tall", claim_text="Napoleon Bonaparte was 5 feet tall",
                 segment_kind="option", script="latin", language="en")
     return MatchContext(**{**base, **kw})
@@ -29,8 +29,8 @@ def test_features_follow_the_declared_order():
     x = features(_ctx())
     assert x.shape == (len(FEATURES),)
     named = dict(zip(FEATURES, x))
-    assert named["margin"] == pytest.approx(0.1) and named["number_hit"] == 1.0 and named["option"] == 1.0
-    assert named["lang_en"] == 1.0 and named["s1_en"] == pytest.approx(0.9) and named["rank_en"] == pytest.approx(0.8)
+    assert named["body"] == pytest.approx(0.88) and named["number_hit"] == 1.0 and named["option"] == 1.0
+    assert named["lang_en"] == 1.0 and named["s1_en"] == pytest.approx(0.9) and named["votes"] == 1.0
     clash = dict(zip(FEATURES, features(_ctx(text="Napoleon was 1.69 metres"))))
     assert clash["number_clash"] == 1.0 and clash["number_hit"] == 0.0
     zh = dict(zip(FEATURES, features(_ctx(script="cjk", language="zh"))))

@@ -102,3 +102,25 @@ def test_document_check_and_judge_agent(guard):
     del report.verdicts["p#2"]
     problems = JudgeAgent().audit(report)
     assert any("not notified" in p for p in problems) and any("never examined" in p for p in problems)
+
+
+def test_the_score_does_not_depend_on_the_size_of_the_store(tmp_path, embedder, store):
+    # The decision is calibrated on an 11k-claim store and used on stores of any size, so
+    # its features must not move when unrelated claims are added (margins and hubness do).
+    import dataclasses
+
+    from misguard.claims import ClaimStore, default_decision, read_claims
+
+    from .conftest import SAMPLE, claim
+
+    big = ClaimStore.open(tmp_path / "big", embedder, create=True)
+    big.add(read_claims(SAMPLE))
+    big.add([claim(f"X{i}", f"unrelated statement {i} on zebra quota {i * 13} in Oslo") for i in range(300)])
+    # The shipped e5 decision without its (384-dim, e5) shift, on hashing vectors.
+    model = dataclasses.replace(default_decision("e5/multilingual-e5-small-q4"), shift=None)
+    text = "Answer the following question: Why do people say this?\nA. Goldfish can only remember things for three seconds\nB. Cats purr"
+    small_v = ClaimGuard(store, decision=model).check(text)
+    big_v = ClaimGuard(big, decision=model).check(text)
+    assert small_v.evidence[0].claim.id == big_v.evidence[0].claim.id == "S03"
+    assert small_v.score == pytest.approx(big_v.score)
+    big.close()

@@ -1,4 +1,4 @@
-from misguard.claims import guess_language, segment, strip_instructions
+from misguard.claims import clean_text, guess_language, segment, strip_instructions
 from misguard.claims._text import clean_with_offsets
 
 
@@ -53,6 +53,15 @@ def test_zero_width_characters_are_removed_and_offsets_map_back():
     assert len(where) == len(clean) + 1
     i = clean.index("remember")
     assert text[where[i] : where[i + len("remember") - 1] + 1] == "remember"
+
+
+def test_arabic_vowel_marks_and_tatweel_are_optional():
+    # The same words with and without harakat / kashida clean to the same text; offsets
+    # still point into the original.
+    marked, plain = "صوّت البرلمـــان", "صوت البرلمان"
+    clean, where = clean_with_offsets(marked)
+    assert clean == plain == clean_text(plain)
+    assert marked[where[clean.index("البرلمان")] : where[len(clean) - 1] + 1] == "البرلمـــان"
 
 
 def test_guess_language():

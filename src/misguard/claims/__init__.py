@@ -24,6 +24,7 @@ from ._detect import (
 from ._guard import MAX_CHARS, ClaimGuard, DocumentReport, JudgeAgent, Notification, verdict_row
 from ._ingest import FORMATS, detect_format, read_claims, stable_id, to_claimreview
 from ._redteam import ATTACKS, LANGUAGES, AttackGenerator, mcq_template, wrap
+from ._shift import LanguageShift
 from ._store import ClaimStore, IngestReport
 from ._text import clean_text, guess_language, segment, strip_instructions
 from ._topics import TOPICS, LLMTopicClassifier, OfflineTopicClassifier, parse_topics, topic_accuracy
@@ -32,7 +33,7 @@ from ._verdicts import FALSE_LIKE, normalize_verdict
 __all__ = [
     "ATTACKS", "FALSE_LIKE", "FEATURES", "FORMATS", "LANGUAGES", "MAX_CHARS", "TOPICS",
     "AttackGenerator", "Chunk", "ClaimGuard", "ClaimStore", "Decision", "DocumentReport",
-    "IngestReport", "JudgeAgent", "LLMJudge", "LLMTopicClassifier", "LogisticDecision",
+    "IngestReport", "JudgeAgent", "LLMJudge", "LanguageShift", "LLMTopicClassifier", "LogisticDecision",
     "MatchContext", "Notification", "OfflineTopicClassifier", "ThresholdDecision",
     "clean_text", "crawl", "default_decision", "detect_format", "extract_text", "features",
     "fit_logistic", "guess_language", "load_decision", "mcq_template", "normalize_verdict",

@@ -13,10 +13,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import DataError
+from ..errors import ConfigError, DataError
 from ..types import Claim, Evidence, Verdict, VerdictLabel
 from ._crawl import Chunk, crawl
 from ._detect import Decision, LLMJudge, MatchContext, default_decision, features, script_of
+from ._shift import LanguageShift
 from ._store import ClaimStore
 from ._text import Segment, clean_with_offsets, guess_language, segment, strip_instructions
 from ._topics import OfflineTopicClassifier
@@ -48,6 +49,8 @@ class ClaimGuard:
         decision: the offline decision (default: the model fitted for the store's embedder).
         judge: optional LLM judge (the paper's prompts); when set it makes the final call.
         route_topics: restrict retrieval to the topics the topic agent predicts.
+        shift: language shift applied to query vectors before retrieval (default: the
+            decision's own; the decision's features were fitted after it).
         k: candidates retrieved per segment.
         cache_size: verdicts kept for repeated texts.
     """
@@ -62,10 +65,18 @@ class ClaimGuard:
         k: int = 20,
         cache_size: int = 4096,
         max_segments: int = 64,
+        shift: LanguageShift | None = None,
     ) -> None:
         self.store = store
         self.embedder = store.embedder
         self.decision = decision or default_decision(self.embedder.spec)
+        self.shift = shift if shift is not None else self.decision.shift
+        if self.shift is not None and self.shift.dim != self.embedder.dim:
+            raise ConfigError(
+                f"The decision's language shift is for {self.shift.dim}-dim vectors but {self.embedder.spec} "
+                f"gives {self.embedder.dim}; use a decision fitted for this embedder"
+            )
+        self._direction = self.shift.direction if self.shift is not None else None
         self.judge = judge
         self.route_topics = route_topics
         self.k = k
@@ -81,6 +92,7 @@ class ClaimGuard:
             "decision": self.decision.describe(),
             "judge": self.judge.describe() if self.judge else None,
             "route_topics": self.route_topics,
+            "language_shift": self.shift is not None,
             "k": self.k,
             "topics": self.topics.describe(),
         }
@@ -112,12 +124,9 @@ class ClaimGuard:
                 continue
             todo.append((i, prepared))
         if todo:
-            unique = list(dict.fromkeys(s.text for _, p in todo for s in p.segments))
-            vectors = self.embedder.embed(unique, "query")
-            row_of = {t: r for r, t in enumerate(unique)}
-            for i, prepared in todo:
-                seg_vecs = vectors[[row_of[s.text] for s in prepared.segments]]
-                results[i] = self._decide(prepared, seg_vecs)
+            analyses = self._analyse_many([p for _, p in todo])
+            for (i, prepared), analysis in zip(todo, analyses):
+                results[i] = self._decide(prepared, analysis)
         elapsed = time.perf_counter() - started
         share = elapsed / max(1, len(todo))
         out: list[Verdict] = []
@@ -161,35 +170,66 @@ class ClaimGuard:
         segments = segment(clean, max_segments=self.max_segments) if clean.strip() else []
         return _Prepared(original, clean, offsets, segments, truncated, instructions)
 
+    def query_vectors(self, texts: Sequence[str]) -> list[tuple[str, np.ndarray]]:
+        """(guessed language, raw segment vectors) per non-empty text: what a
+        `LanguageShift` is fitted on."""
+        prepared = [p for p in map(self._prepare, texts) if p.segments]
+        return [(guess_language(p.clean), v) for p, v in zip(prepared, self._embed_segments(prepared))]
+
+    def _embed_segments(self, prepared: list[_Prepared]) -> list[np.ndarray]:
+        """Raw query vectors of each text's segments, from one embedding call (a segment
+        repeated across texts is embedded once)."""
+        if not prepared:
+            return []
+        unique = list(dict.fromkeys(s.text for p in prepared for s in p.segments))
+        vectors = self.embedder.embed(unique, "query")
+        row_of = {t: r for r, t in enumerate(unique)}
+        return [vectors[[row_of[s.text] for s in p.segments]] for p in prepared]
+
     def analyse(self, texts: Sequence[str]) -> list[Analysis | None]:
         """Everything up to the decision, for each text (None for empty text). The
         benchmark fits the offline decision on these."""
         prepared = [self._prepare(t) for t in texts]
-        unique = list(dict.fromkeys(s.text for p in prepared for s in p.segments))
-        vectors = self.embedder.embed(unique, "query") if unique else None
-        row_of = {t: r for r, t in enumerate(unique)}
-        out: list[Analysis | None] = []
-        for p in prepared:
-            if not p.segments or vectors is None:
-                out.append(None)
-                continue
-            out.append(self._analyse(p, vectors[[row_of[s.text] for s in p.segments]]))
+        kept = [p for p in prepared if p.segments]
+        analyses = iter(self._analyse_many(kept))
+        return [next(analyses) if p.segments else None for p in prepared]
+
+    def _analyse_many(self, prepared: list[_Prepared]) -> list[Analysis]:
+        """Analyse non-empty texts together: one embedding call for all their segments, one
+        retrieval product for all of them, on one BLAS thread (see `ClaimStore.search`)."""
+        if not prepared:
+            return []
+        raw = self._embed_segments(prepared)
+        with self.store.blas_single_thread():
+            topics = self.topics.predict_many(np.stack([v[0] for v in raw]), "query")
+            languages = [guess_language(p.clean) for p in prepared]
+            # The language shift moves each text's vectors before retrieval; the topic agent
+            # keeps the raw ones (its centroids are raw e5 vectors).
+            shifted = [self.shift.apply(v, lang) if self.shift is not None else v for v, lang in zip(raw, languages)]
+            routes = [t for t, v in zip(topics, shifted) for _ in range(len(v))] if self.route_topics else None
+            _, slots = self.store.search(np.concatenate(shifted), self.k, topics=routes, flaggable_only=True)
+            out, row = [], 0
+            for p, seg_vecs, lang, tops in zip(prepared, shifted, languages, topics):
+                n = len(seg_vecs)
+                out.append(self._analyse(p, seg_vecs, lang, tops, slots[row : row + n]))
+                row += n
         return out
 
-    def _analyse(self, p: _Prepared, seg_vecs: np.ndarray) -> Analysis:
+    def _analyse(
+        self, p: _Prepared, seg_vecs: np.ndarray, language: str, topics: list[str], slots: np.ndarray
+    ) -> Analysis:
         stages = ["clean"]
         if p.truncated:
             stages.append(f"truncated:{MAX_CHARS}")
         if p.instructions:
             stages.append("strip-instructions")
         stages += ["segment", "embed", "topic"]
-        topics = self.topics.predict_many(seg_vecs[:1], "query")[0]
-        route = [topics] * len(seg_vecs) if self.route_topics else None
-        if route is not None:
+        if self.shift is not None:
+            stages.append(f"shift:{language}")
+        if self.route_topics:
             stages.append("route")
-        scores, slots = self.store.search(seg_vecs, self.k, topics=route, flaggable_only=True)
         stages.append("retrieve")
-        analysis = Analysis(prepared=p, language=guess_language(p.clean), topics=topics, stages=stages)
+        analysis = Analysis(prepared=p, language=language, topics=topics, stages=stages)
         candidates = sorted({int(s) for s in slots.ravel() if s >= 0})
         if not candidates:
             stages.append("no-candidates")
@@ -205,27 +245,26 @@ class ClaimGuard:
         order = np.argsort(-rank)
         best = order[0]
         slot = candidates[best]
-        s1 = float(per_claim[best])
-        s2 = float(per_claim[order[1]]) if len(order) > 1 else float(scores[0, -1])
         best_seg = int(sims[:, best].argmax())
-        finite = scores[best_seg][np.isfinite(scores[best_seg])]
         claim = self.store.get_slots([slot])[slot]
         body_text = p.segments[0].text
         analysis.claim = claim
         analysis.segment = p.segments[best_seg]
         analysis.ranked = [(candidates[j], float(rank[j])) for j in order[:5]]
         column = np.sort(sims[:, best])[::-1]
+        query_generic = claim_generic = 0.0
+        if self._direction is not None:
+            query_generic = float(seg_vecs[best_seg] @ self._direction)
+            claim_generic = float(self.store.vectors[slot] @ self._direction)
         analysis.context = MatchContext(
-            s1=s1, s2=s2, rank=float(rank[best]), rank2=float(rank[order[1]]) if len(order) > 1 else float(rank[best]) - 0.1,
-            body=float(sims[0, best]), support=float(column[1] if len(column) > 1 else column[0]),
-            query_hub=float(finite.mean()) if finite.size else s1,
-            claim_hub=self.store.neighbourhood(slot), text=body_text, claim_text=claim.text,
+            s1=float(per_claim[best]), body=float(sims[0, best]), support=float(column[1] if len(column) > 1 else column[0]),
+            votes=float((sims.argmax(axis=1) == best).mean()), text=body_text, claim_text=claim.text,
             segment_kind=analysis.segment.kind, script=script_of(body_text), language=guess_language(body_text),
+            query_generic=query_generic, claim_generic=claim_generic,
         )
         return analysis
 
-    def _decide(self, p: _Prepared, seg_vecs: np.ndarray) -> Verdict:
-        a = self._analyse(p, seg_vecs)
+    def _decide(self, p: _Prepared, a: Analysis) -> Verdict:
         if a.context is None or a.claim is None or a.segment is None:
             return Verdict(flagged=False, score=0.0, language=a.language, topics=a.topics,
                            stages=a.stages, decided_by=self.decision.name)

@@ -11,9 +11,16 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-#: Zero-width and bidi control characters that attackers use to split words invisibly.
+#: Zero-width and bidi control characters that attackers use to split words invisibly, and
+#: Arabic short-vowel marks and tatweel: optional in Arabic writing (most text, and so most
+#: of e5's training data, has none), so adding them changes a text's tokens without
+#: changing what it says. Stripping them raised the Arabic dev queries' pairwise AUC
+#: against their own claim from 0.930 to 0.945.
 _INVISIBLE = dict.fromkeys(
-    map(ord, "\u200b\u200c\u200d\u200e\u200f\u2060\u2061\u2062\u2063\u2064\ufeff\u202a\u202b\u202c\u202d\u202e\u00ad"),
+    [
+        *map(ord, "\u200b\u200c\u200d\u200e\u200f\u2060\u2061\u2062\u2063\u2064\ufeff\u202a\u202b\u202c\u202d\u202e\u00ad"),
+        *range(0x064B, 0x0653), 0x0670, 0x0640,
+    ],
     None,
 )
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ufffd]")
@@ -38,6 +45,9 @@ _SENTENCE_END = re.compile(r"(?<=[.!?\u3002\uff01\uff1f\u0964\u061f;\uff1b])\s*|
 _MCQ_OPTION = re.compile(r"^\s*(?:[A-Ha-h]|[1-8])[.)\]:]\s+", re.MULTILINE)
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+#: Every Unicode decimal digit in the Basic Multilingual Plane -> its ASCII digit.
+_ASCII_DIGITS = {cp: ord("0") + unicodedata.digit(chr(cp)) for cp in range(0x10000)
+                 if chr(cp).isdecimal() and cp > 0x7F}
 
 _SCRIPTS = [
     ("ar", re.compile(r"[\u0600-\u06ff]")),
@@ -205,8 +215,9 @@ def content_words(text: str) -> set[str]:
 
 
 def numbers(text: str) -> set[str]:
-    """Numbers as written, without thousands separators ("1,000" -> "1000")."""
-    return {n.replace(",", "") for n in _NUMBER.findall(text)}
+    """Numbers without thousands separators ("1,000" -> "1000"), in ASCII digits whatever
+    the script ("١٩٩٤" and "१९९४" -> "1994"), so they compare across languages."""
+    return {n.replace(",", "").translate(_ASCII_DIGITS) for n in _NUMBER.findall(text)}
 
 
 def capitalised(text: str) -> set[str]:

@@ -212,12 +212,16 @@ def bench_claims(
     speed: Annotated[bool, typer.Option("--speed/--no-speed", help="Run the speed measurements.")] = True,
     save_model: Annotated[Optional[Path], typer.Option(help="Write the decision fitted on all dev queries here.")] = None,
     resume: Annotated[bool, typer.Option("--resume/--fresh", help="Reuse finished parts of an earlier run log.")] = True,
+    paper: Annotated[int, typer.Option(help="Also the paper's Table 1 on LIAR/Snopes: this many stored false and held-out true claims, attacked offline (0 = skip).")] = 0,
+    paper_translate: Annotated[bool, typer.Option("--paper-translate", help="Add the paper's LLM translation attacks to --paper (needs a capable --llm).")] = False,
 ) -> None:
-    """Dev-set accuracy per attack and language, topic routing, the LLM judge, and speed."""
+    """Dev-set accuracy per attack and language, topic routing, the LLM judge, the paper's
+    Table 1 on LIAR/Snopes, and speed."""
     from ..bench.claims import run_claims_bench
 
     settings = settings_from(ctx)
     run_claims_bench(
         settings, output, data_dir=data, distractors=distractors, store_dir=store_dir, judge=judge,
         judge_limit=judge_limit, speed=speed, save_model=save_model, resume=resume, console=console,
+        paper=paper, paper_translate=paper_translate,
     )

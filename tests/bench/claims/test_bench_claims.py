@@ -30,7 +30,8 @@ def test_bench_runs_and_resumes(shared_data, tmp_path):
     console = Console(file=io.StringIO(), width=120)
     out = tmp_path / "run"
     summary = run_claims_bench(settings, out, data_dir=shared_data, distractors=300, store_dir=None, judge=True,
-                               judge_limit=8, speed=False, save_model=tmp_path / "m.json", resume=True, console=console)
+                               judge_limit=8, speed=False, save_model=tmp_path / "m.json", resume=True, console=console,
+                               paper=10)
     cells = summary["accuracy"]["offline logistic decision (CV by claim)"]
     assert set(cells) >= {"direct (en)", "mcq (en)", "summarize (en)", "translate zh", "all"}
     assert cells["all"]["n_false"] == 320 and cells["all"]["n_true"] == 160
@@ -38,7 +39,14 @@ def test_bench_runs_and_resumes(shared_data, tmp_path):
     assert summary["store"]["claims"] == 340
     # The mock LLM answers "{}": every judge answer is unparseable and counted, never read as "No".
     assert summary["judge"]["llm-judge-2"]["all"]["errors"] == 8
-    assert json.loads((tmp_path / "m.json").read_text())["embedder"] == "hashing/256"
+    model = json.loads((tmp_path / "m.json").read_text())
+    assert model["embedder"] == "hashing/256"
+    # The language shift is fitted with the decision and shipped in the same file.
+    assert set(model["language_shift"]["centroids"]) >= {"en", "fr", "es", "ar", "hi", "zh"}
+    # The paper-style table: 10 stored false and 10 held-out true claims x 3 offline attacks.
+    paper = summary["paper"]
+    assert set(paper) == {"direct (en)", "mcq (en)", "summarize (en)", "all"}
+    assert (paper["all"]["n_false"], paper["all"]["n_true"]) == (30, 30)
     header, events = read_runlog(out / "runlog.jsonl")
     n_events = len(events)
     # A rerun resumes: no query is analysed twice.

@@ -51,6 +51,11 @@ def _acc(rows: list[dict], pred: Callable[[dict], bool | None]) -> dict[str, flo
             "errors": (len(f_ok) - len(f_valid)) + (len(t_ok) - len(t_valid))}
 
 
+def _runs(speed: dict, key: str) -> str:
+    runs = speed.get(key)
+    return f" ({min(runs):.1f}-{max(runs):.1f} over {len(runs)})" if runs else ""
+
+
 def render_tables(log_path: Path, output: Path, console: Console) -> dict:
     header, events = read_runlog(log_path)
     queries = _latest(events, "query")
@@ -69,11 +74,12 @@ def render_tables(log_path: Path, output: Path, console: Console) -> dict:
         md.extend(lines + [""])
 
     # Accuracy per attack and language.
+    # (decision, the record it matched and that record's cosine to the query's own claim)
     methods = {
-        "naive top-1 cosine threshold (CV)": lambda r: r.get("threshold_cv"),
-        "offline logistic decision (CV by claim)": lambda r: r.get("logistic_cv"),
+        "naive top-1 cosine threshold (CV)": (lambda r: r.get("threshold_cv"), "naive_matched", "naive_gold_cosine"),
+        "offline logistic decision (CV by claim)": (lambda r: r.get("logistic_cv"), "matched", "matched_gold_cosine"),
     }
-    for name, pred in methods.items():
+    for name, (pred, matched, gold_cosine) in methods.items():
         table = Table(title=f"{name}; store {summary['store']['claims'] if summary['store'] else '?'} claims")
         lines = [f"**{name}**", "", "| attack / language | false acc | factual acc | ASR | top-1 right claim id | top-1 id or same-myth duplicate | n false / true |",
                  "|---|---:|---:|---:|---:|---:|---:|"]
@@ -84,8 +90,8 @@ def render_tables(log_path: Path, output: Path, console: Console) -> dict:
             sub = [r for r in rows if select(r)]
             acc = _acc(sub, pred)
             false = [r for r in sub if r["label"] == "false"]
-            top1 = sum(r["matched"] == r["claim_id"] for r in false) / len(false) if false else None
-            dup = sum(r["matched"] == r["claim_id"] or (r.get("matched_gold_cosine") or 0) >= DUPLICATE_COSINE
+            top1 = sum(r.get(matched) == r["claim_id"] for r in false) / len(false) if false else None
+            dup = sum(r.get(matched) == r["claim_id"] or (r.get(gold_cosine) or 0) >= DUPLICATE_COSINE
                       for r in false) / len(false) if false else None
             acc["top1"], acc["top1_or_duplicate"] = top1, dup
             per_cell[cell] = acc
@@ -135,6 +141,30 @@ def render_tables(log_path: Path, output: Path, console: Console) -> dict:
             lines.append("| " + " | ".join(cells) + " |")
         emit(table, lines)
 
+    # The paper's Table 1 on LIAR/Snopes (stored false claims vs held-out true ones).
+    paper = list(_latest(events, "paper").values())
+    if paper:
+        title = "paper-style benchmark on LIAR/PolitiFact + Snopes (offline decision fitted on the dev set)"
+        table = Table(title=title)
+        lines = [f"**{title}**", "", "| attack | false acc | factual acc | ASR | top-1 right claim id | n false / true |",
+                 "|---|---:|---:|---:|---:|---:|"]
+        for col in ("attack", "false acc", "factual acc", "ASR", "top-1 id", "n"):
+            table.add_column(col)
+        summary["paper"] = {}
+        cells_of = sorted({(r["attack"], r["lang"]) for r in paper}, key=lambda c: (c[0] == "translate", c))
+        for attack, lang in [*cells_of, ("all", "")]:
+            sub = [r for r in paper if attack == "all" or (r["attack"], r["lang"]) == (attack, lang)]
+            acc = _acc(sub, lambda r: r["flagged"])
+            false = [r for r in sub if r["label"] == "false"]
+            acc["top1"] = sum(r["matched"] == r["claim_id"] for r in false) / len(false) if false else None
+            name = f"{attack} ({lang})" if lang else attack
+            summary["paper"][name] = acc
+            cells = [name, _pct(acc["false_acc"]), _pct(acc["factual_acc"]), _pct(acc["asr"]), _pct(acc["top1"]),
+                     f"{acc['n_false']} / {acc['n_true']}"]
+            table.add_row(*cells)
+            lines.append("| " + " | ".join(cells) + " |")
+        emit(table, lines)
+
     # LLM judge.
     if judge:
         jrows = [{**queries[k], **v} for k, v in judge.items() if k in queries]
@@ -170,9 +200,9 @@ def render_tables(log_path: Path, output: Path, console: Console) -> dict:
         table.add_column("measure")
         table.add_column("value", justify="right")
         items = [
-            ("raw e5 embedding, batch (texts/s)", f"{speed['raw_embed_per_s']:.1f}"),
-            ("batch checks (checks/s)", f"{speed['batch_checks_per_s']:.1f}"),
-            ("batch checks / raw embedding", f"{speed['ratio']:.2f}"),
+            ("raw e5 embedding, batch (texts/s, median)", f"{speed['raw_embed_per_s']:.1f}" + _runs(speed, "raw_embed_runs")),
+            ("batch checks (checks/s, median)", f"{speed['batch_checks_per_s']:.1f}" + _runs(speed, "batch_check_runs")),
+            ("batch checks / raw embedding (ratio of medians)", f"{speed['ratio']:.2f}"),
             ("repeated texts from the cache (checks/s)", f"{speed['cached_checks_per_s']:.0f}"),
             ("single check p50 / p95 (ms)", f"{speed['single_p50_ms']:.0f} / {speed['single_p95_ms']:.0f}"),
             ("single raw embedding p50 / p95 (ms)", f"{speed['single_embed_p50_ms']:.0f} / {speed['single_embed_p95_ms']:.0f}"),
