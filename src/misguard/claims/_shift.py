@@ -6,8 +6,8 @@ the same myth. Subtracting the mean vector of the query's language and adding th
 of fact-checked claims (the `target`) removes that component (and the gap between
 query-like and headline-like text) before retrieval ("language-neutral" centring, as in Libovický et
 al. 2020). On the dev set, with 11k distractors and centroids fitted on other claims'
-queries only, the right myth at top-1 rose from 90.9% to about 97% and Chinese from 67.5%
-to 95% (docs/BENCHMARKS.md).
+queries only, the right myth at top-1 rose from 90.9% to 97.5% and Chinese from 67.5% to
+97.5% (docs/BENCHMARKS.md).
 
 The centroids are a property of the embedder and of each language, not of one store, so
 they are fitted once (query centroids on calibration queries, the target on the ~11k

@@ -99,11 +99,17 @@ def run_paper(
     translate: bool,
     log: RunLog,
     console: Console,
+    generator: AttackGenerator | None = None,
 ) -> None:
-    """Check every paper-style query with `guard` and log one "paper" row each."""
+    """Check every paper-style query with `guard` and log one "paper" row each. With
+    `translate`, `generator` (default: on the configured LLM) writes the translations."""
     queries = paper_queries(false_pool, true_pool, n, settings.seed)
     if translate:
-        queries += _translations(settings, queries, log, console)
+        if generator is None:
+            from ...llm import get_llm
+
+            generator = AttackGenerator(get_llm(None, settings.llm))
+        queries += _translations(generator, queries, log, console)
     done = log.done_keys("paper")
     todo = [q for q in queries if q.key not in done]
     for start in range(0, len(todo), 32):
@@ -115,12 +121,10 @@ def run_paper(
         console.print(f"paper-style queries: {min(start + 32, len(todo))}/{len(todo)}")
 
 
-def _translations(settings: Settings, queries: list[PaperQuery], log: RunLog, console: Console) -> list[PaperQuery]:
+def _translations(generator: AttackGenerator, queries: list[PaperQuery], log: RunLog, console: Console) -> list[PaperQuery]:
     """The paper's translation attack on the direct queries' claims, through the LLM. A
-    failed generation is logged as such and left out (it is not a query)."""
-    from ...llm import get_llm
-
-    generator = AttackGenerator(get_llm(None, settings.llm))
+    failed generation is logged as such and left out (it is not a query); a later run
+    retries it."""
     made = {e.key: e.data for e in log.of_type("paper_query")}
     out: list[PaperQuery] = []
     direct = [q for q in queries if q.attack == "direct"]

@@ -191,15 +191,15 @@ def _cross_validate(store: ClaimStore, dev: DevSet, log: RunLog, embedder_spec: 
     Returns the decision (and shift) fitted on all queries."""
     y = np.array([q.label == "false" for q in dev.queries])
     fold = np.array(_folds([q.group for q in dev.queries]))
-    naive = _analyse_all(ClaimGuard(store, decision=ThresholdDecision(1.0)), dev)
+    unshifted = ClaimGuard(store, decision=ThresholdDecision(1.0))
+    naive = _analyse_all(unshifted, dev)
     naive_s1 = np.array([a.features[0] for a in naive])
     done = log.done_keys("fold")
     for f in range(FOLDS):
         if f"fold-{f}" in done:
             continue
         train, test = fold != f, fold == f
-        probe = ClaimGuard(store, decision=ThresholdDecision(1.0))
-        shift = _fit_shift(probe, dev, train)
+        shift = _fit_shift(unshifted, dev, train)
         analysed = _analyse_all(ClaimGuard(store, decision=ThresholdDecision(1.0), shift=shift), dev)
         x = np.array([a.features for a in analysed])
         model = fit_logistic(x[train], y[train], embedder=embedder_spec, trained_on=f"fold {f}", shift=shift)
@@ -216,7 +216,7 @@ def _cross_validate(store: ClaimStore, dev: DevSet, log: RunLog, embedder_spec: 
                       logistic_cv_score=float(score), logistic_cv=bool(score >= model.threshold))
         log.write("fold", key=f"fold-{f}", fold=f, train=int(train.sum()), test=int(test.sum()))
         console.print(f"fold {f + 1}/{FOLDS} analysed and decided")
-    shift = _fit_shift(ClaimGuard(store, decision=ThresholdDecision(1.0)), dev, np.ones(len(y), dtype=bool))
+    shift = _fit_shift(unshifted, dev, np.ones(len(y), dtype=bool))
     x = np.array([a.features for a in _analyse_all(ClaimGuard(store, decision=ThresholdDecision(1.0), shift=shift), dev)])
     full = fit_logistic(x, y, embedder=embedder_spec, trained_on=f"devset-multilingual, {len(y)} queries", shift=shift)
     log.write("model", coef=dict(zip(FEATURES, full.coef)), intercept=full.intercept)
