@@ -43,7 +43,8 @@ class LanguageShift:
         if len(dims) != 1:
             raise ConfigError(f"Language centroids of different shapes: {sorted(dims)}")
         if FALLBACK not in self.centroids:
-            self.centroids[FALLBACK] = np.mean([v for v in self.centroids.values()], axis=0)
+            # A copy: the caller's mapping is not theirs to find changed.
+            self.centroids = {**self.centroids, FALLBACK: np.mean(list(self.centroids.values()), axis=0)}
 
     @property
     def direction(self) -> np.ndarray:
