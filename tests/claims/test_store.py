@@ -91,12 +91,12 @@ def test_failed_embedding_leaves_the_store_untouched(store):
     assert files == sorted(["claims.sqlite"] + [f"{k}-{store.generation}.npy" for k in ("index", "topics", "hubs")])
 
 
-def test_precomputed_vectors_and_neighbourhood(tmp_path, embedder):
+def test_precomputed_vectors_and_hubness(tmp_path, embedder):
     s = ClaimStore.open(tmp_path / "v", embedder, create=True)
     vecs = np.eye(4, embedder.dim, dtype=np.float32)
     s.add([claim(f"c{i}", f"text {i}") for i in range(4)], vectors={f"c{i}": vecs[i] for i in range(4)})
     assert embedder.usage.calls == 0 and len(s) == 4
-    assert s.neighbourhood(0) == pytest.approx(0.0)  # orthogonal claims: nobody is a hub
+    assert s.hubs[0] == pytest.approx(0.0)  # orthogonal claims: nobody is a hub
 
 
 def test_corrupt_index_is_a_store_error(store):

@@ -356,10 +356,6 @@ class ClaimStore:
             self._blocks[key] = (idx, np.ascontiguousarray(self.vectors[idx]))
         return self._blocks[key]
 
-    def neighbourhood(self, slot: int) -> float:
-        """How central a claim is: mean cosine to its nearest other claims (see `hubness`)."""
-        return float(self.hubs[slot])
-
     def get_slots(self, slots: Iterable[int]) -> dict[int, Claim]:
         """Claims by slot (unknown slots are left out)."""
         wanted = sorted({int(s) for s in slots if s >= 0})

@@ -169,13 +169,19 @@ def _analyse_all(guard: ClaimGuard, dev: DevSet) -> list[_Analysed]:
     return out
 
 
-def _fit_shift(guard: ClaimGuard, dev: DevSet, which: np.ndarray) -> LanguageShift:
-    """Language centroids from the raw segment vectors of the selected queries; the target
-    from the distractors only (so a test claim never shapes it)."""
-    texts = [q.text for q, keep in zip(dev.queries, which) if keep]
+def _shift_fitter(guard: ClaimGuard, dev: DevSet):
+    """A function from a query selection to a `LanguageShift`: language centroids from the
+    raw segment vectors of the selected queries (embedded once here, reused by every fold),
+    the target from the distractors only (so a test claim never shapes it)."""
+    samples = guard.query_vectors([q.text for q in dev.queries])
+    assert len(samples) == len(dev.queries), "a dev query cleaned to nothing"
     dev_slots = {guard.store.slot_of(c.id) for c in dev.claims}
-    keep = [slot for slot in range(len(guard.store)) if slot not in dev_slots]
-    return LanguageShift.fit(guard.query_vectors(texts), guard.store.vectors[keep])
+    claim_vectors = guard.store.vectors[[slot for slot in range(len(guard.store)) if slot not in dev_slots]]
+
+    def fit(which: np.ndarray) -> LanguageShift:
+        return LanguageShift.fit([sample for sample, keep in zip(samples, which) if keep], claim_vectors)
+
+    return fit
 
 
 def _folds(groups: list[str]) -> list[int]:
@@ -194,12 +200,13 @@ def _cross_validate(store: ClaimStore, dev: DevSet, log: RunLog, embedder_spec: 
     unshifted = ClaimGuard(store, decision=ThresholdDecision(1.0))
     naive = _analyse_all(unshifted, dev)
     naive_s1 = np.array([a.features[0] for a in naive])
+    fit_shift = _shift_fitter(unshifted, dev)
     done = log.done_keys("fold")
     for f in range(FOLDS):
         if f"fold-{f}" in done:
             continue
         train, test = fold != f, fold == f
-        shift = _fit_shift(unshifted, dev, train)
+        shift = fit_shift(train)
         analysed = _analyse_all(ClaimGuard(store, decision=ThresholdDecision(1.0), shift=shift), dev)
         x = np.array([a.features for a in analysed])
         model = fit_logistic(x[train], y[train], embedder=embedder_spec, trained_on=f"fold {f}", shift=shift)
@@ -216,7 +223,7 @@ def _cross_validate(store: ClaimStore, dev: DevSet, log: RunLog, embedder_spec: 
                       logistic_cv_score=float(score), logistic_cv=bool(score >= model.threshold))
         log.write("fold", key=f"fold-{f}", fold=f, train=int(train.sum()), test=int(test.sum()))
         console.print(f"fold {f + 1}/{FOLDS} analysed and decided")
-    shift = _fit_shift(unshifted, dev, np.ones(len(y), dtype=bool))
+    shift = fit_shift(np.ones(len(y), dtype=bool))
     x = np.array([a.features for a in _analyse_all(ClaimGuard(store, decision=ThresholdDecision(1.0), shift=shift), dev)])
     full = fit_logistic(x, y, embedder=embedder_spec, trained_on=f"devset-multilingual, {len(y)} queries", shift=shift)
     log.write("model", coef=dict(zip(FEATURES, full.coef)), intercept=full.intercept)
