@@ -3,42 +3,26 @@ SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-# llama-cpp-python compiles from source (~7-10 min on 2 cores): build its wheel once, keep it here.
-# The build is portable (AVX2, no -march=native): a native build on these CPUs enables
-# llama.cpp's AMX kernels, which crash (SIGSEGV in ggml_backend_amx_mul_mat) in our VMs.
-LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF
-WHEEL_CACHE ?= $(HOME)/.cache/misguard/wheels/llama-avx2
-LLAMA_VERSION := $(shell sed -n 's/^llama-cpp-python==//p' constraints.txt)
-# /opt/wheels holds the CPU torch wheel on these machines; keep it when we add our cache.
-export PIP_FIND_LINKS := $(strip $(PIP_FIND_LINKS) $(wildcard /opt/wheels) $(WHEEL_CACHE))
+# /opt/wheels holds the CPU torch wheel on these machines: keep it on pip's find-links.
+export PIP_FIND_LINKS := $(strip $(PIP_FIND_LINKS) $(wildcard /opt/wheels))
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 PIP := $(BIN)/python -m pip install --quiet --constraint constraints.txt
 
-DEMO_EXTRAS := local,openai,claims,mas,memory
-TEST_EXTRAS := $(DEMO_EXTRAS),st,test,ray,postgres
+DEMO_EXTRAS := local,qwen-1-5b,openai,claims,mas,memory
+TEST_EXTRAS := $(DEMO_EXTRAS),qwen-0-5b,st,test,ray,postgres
 PYTEST_ARGS ?=
 
-.PHONY: demo test bench install-demo install-test llama-wheel clean
+.PHONY: demo test bench install-demo install-test clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip setuptools wheel
 
-llama-wheel: $(BIN)/python
-	@mkdir -p $(WHEEL_CACHE)
-	@if ls $(WHEEL_CACHE)/llama_cpp_python-$(LLAMA_VERSION)-*.whl >/dev/null 2>&1; then \
-	  echo "llama-cpp-python $(LLAMA_VERSION): cached wheel in $(WHEEL_CACHE)"; \
-	else \
-	  echo "llama-cpp-python $(LLAMA_VERSION): building the wheel once (about 9-10 minutes on 2 idle cores)"; \
-	  CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(BIN)/python -m pip wheel --quiet --no-cache-dir --no-deps \
-	    -w $(WHEEL_CACHE) llama-cpp-python==$(LLAMA_VERSION); \
-	fi
-
-$(VENV)/.demo-installed: pyproject.toml constraints.txt | llama-wheel
+$(VENV)/.demo-installed: pyproject.toml constraints.txt | $(BIN)/python
 	$(PIP) -e '.[$(DEMO_EXTRAS)]'
 	@touch $@
 
-$(VENV)/.test-installed: pyproject.toml constraints.txt | llama-wheel
+$(VENV)/.test-installed: pyproject.toml constraints.txt | $(BIN)/python
 	$(PIP) -e '.[$(TEST_EXTRAS)]'
 	@touch $@ $(VENV)/.demo-installed
 
