@@ -29,7 +29,7 @@ def run(settings: Settings, console: Console) -> None:
     # the tests and in `misguard bench misinfotask`.
     config = MASConfig(
         topology="star", rounds=ROUNDS, seed=settings.seed, max_tool_calls=0,
-        worker_max_tokens=100, planner_max_tokens=160, concluder_max_tokens=120,
+        worker_max_tokens=120, planner_max_tokens=160, concluder_max_tokens=120,
     )
     system = MultiAgentSystem(task.runtime_task(), RoleLLMs(worker=llm), config)
     started = time.perf_counter()
