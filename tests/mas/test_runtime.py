@@ -79,7 +79,7 @@ async def test_one_inbound_message_per_round_fifo_and_empty_queue_opens_a_conver
     hub_prompts = [
         "\n".join(m.content for m in call) for call in llm.calls if call[0].content.startswith("You are agent_1,")
     ]
-    assert "no new message" in hub_prompts[0] and "Start a conversation with" in hub_prompts[0]
+    assert "no new message" in hub_prompts[0] and "send agent_2 your findings" in hub_prompts[0]
     assert "New message from agent_2: agent_2 saw <nothing>" in hub_prompts[1]
     assert "New message from agent_3: agent_3 saw <nothing>" in hub_prompts[2]
     assert result.log.messages(1)[0]["receiver"] == "agent_2"
