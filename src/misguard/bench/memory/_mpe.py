@@ -23,8 +23,8 @@ observed failures and exploration outvote it.
 
 Attacks (section 4.5 of the paper) write through the same `SharedMemory`, through a
 compromised agent's identity and the channels benign agents use, and claim the confidence,
-outcome and reward of a genuine record of the same situation, so that no metadata field
-encodes the label by construction:
+outcome, reward and channel of a random recent genuine record, so that no metadata field
+encodes the label by construction (`_audit.field_separability` checks it):
 * Type I, instruction injection: the operator instruction in the context is replaced by an
   injected one (`instr=override-always-<action>`) on a wrong action; nuisance is fresh.
 * Type II, structural camouflage: a copy of a genuine record of the target situation
@@ -279,10 +279,12 @@ class Attacker:
         self.last: dict[tuple[int, int], str] = {}
         self.written = 0
 
-    def _genuine(self, target: tuple[int, int]) -> MemoryRecord | None:
+    def _genuine(self, target: tuple[int, int] | None) -> MemoryRecord | None:
+        """A recent genuine (non-demo) record, of the target situation or of any (None)."""
         w = self.world
-        state = situation_state(*target)
-        cands = [r for r in w.memory.recent(400) if r.state == state and w.truth[r.id].label == 0 and r.provenance.channel != "demo"]
+        state = None if target is None else situation_state(*target)
+        cands = [r for r in w.memory.recent(400)
+                 if (state is None or r.state == state) and w.truth[r.id].label == 0 and r.provenance.channel != "demo"]
         return cands[int(self.rng.integers(len(cands)))] if cands else None
 
     def schedule(self, n_poison: int, steps: int) -> list[tuple[int, tuple[int, int]]]:
@@ -306,7 +308,10 @@ class Attacker:
             ctx, _ = w._context(rng.normal(size=2))
             model = w._record(t[0], t[1], 0, reference_action(*t), ctx, ["mpe", "landmark=0", NOTES[int(rng.integers(16))]],
                               0, BENIGN_CHANNELS[int(rng.integers(len(BENIGN_CHANNELS)))], float(rng.uniform(0.6, 0.99)), 1.0, 0.0)
-        conf = float(model.confidence or 0.8) * (0.85 if "C4" in caps else 1.0)
+        # Metadata is copied from a random recent genuine record (any situation), so its
+        # distribution is the benign one; the content comes from the target situation.
+        meta = self._genuine(None) or model
+        conf = float(meta.confidence or 0.8) * (0.85 if "C4" in caps else 1.0)
         if kind == "II" and "C2" in caps and rng.random() < 0.5 and model.id in w.truth:
             w.memory.rewrite(model.id, {"action": ACTIONS[wrong], "confidence": conf}, "agent update", actor=model.provenance.agent)
             w.truth[model.id] = Truth(1, wrong, reference_action(*t), False)
@@ -321,7 +326,7 @@ class Attacker:
         if kind == "III" and "C3" in caps:
             agent = int(self.colluders[self.written % len(self.colluders)])
             parents = [self.last[t]] if t in self.last else []  # colluders cite each other
-        rec = w._record(t[0], t[1], 0, wrong, ctx, tags, agent, model.provenance.channel, conf, model.success, float(model.reward or 0.0))
+        rec = w._record(t[0], t[1], 0, wrong, ctx, tags, agent, meta.provenance.channel, conf, meta.success, float(meta.reward or 0.0))
         w.memory.write([rec], [parents])
         w.truth[rec.id] = Truth(1, wrong, reference_action(*t), False)
         self.last[t] = rec.id
