@@ -51,3 +51,61 @@ def render_tables(summaries: dict[float, dict[str, Any]]) -> list[Table]:
                    f"{s['hops_before']:.2f} → {s['hops_after']:.2f}")
     tables.append(t2)
     return tables
+
+
+def markdown_table1(s: dict[str, Any]) -> str:
+    """Table 1 as Markdown (docs/BENCHMARKS.md is rendered from summary.json with this)."""
+    b0 = s["before"]
+    lines = [
+        f"Before repair: misbehavior {100 * s['misbehavior_before']:.1f}% {_ci(s['misbehavior_before_ci95'], 100, '.1f')}, "
+        f"propagation {s['hops_before']:.2f} hops {_ci(s['hops_before_ci95'], 1, '.2f')} (max {b0['hops_max']}), "
+        f"{b0['affected_per_scenario']:.1f} affected records per test scenario.",
+        "",
+        "| method | supervised | AUC [95% CI] | FPR % | recall % | misbehavior after % [CI] | hops after | repair coverage % | collateral % | accuracy fluctuation |",
+        "| --- | --- | --- | ---: | ---: | --- | ---: | ---: | ---: | ---: |",
+    ]
+    for m, b in method_rows(s):
+        d = b["details"]
+        lines.append(
+            f"| {label_of(m)} | {'yes' if d['supervised'] else 'no'} | {b['auc']:.3f} {_ci(d['auc_ci95'])} | {100 * b['fpr']:.1f} | "
+            f"{100 * d['recall']:.1f} | {100 * b['misbehavior_after']:.1f} {_ci(d['misbehavior_after_ci95'], 100, '.1f')} | "
+            f"{b['hops_after']:.2f} | {100 * d['repair_coverage']:.1f} | {100 * d['collateral']:.1f} | ±{100 * d['accuracy_fluctuation']:.1f}% |")
+    sep = s.get("field_separability_max", {})
+    if sep:
+        lines += ["", "Largest single-field AUC (folded, any seed): " + ", ".join(f"{k} {v:.3f}" for k, v in sorted(sep.items())) + "."]
+    t = s["timings"]
+    lines += ["", f"Per seed (mean): {t['total_s']:.0f} s wall ({t['simulate_s']:.0f} s MPE simulation through SharedMemory, "
+                  f"{t['credibility_s']:.2f} s credibility, {t['encode_s']:.2f} s encoder scoring, {t['fit_s']:.0f} s fitting all detectors, "
+                  f"{t['repair_eval_s']:.0f} s repair + episodes); scoring {t['score_records_per_s']:,.0f} records/s; "
+                  f"records per seed {', '.join(str(n) for n in s['records_per_seed'])}."]
+    return "\n".join(lines)
+
+
+def markdown_table2(summaries: dict[str, dict[str, Any]]) -> str:
+    """Table 2 (ratios x types) as Markdown, from {label: summary}."""
+    lines = ["| type | ratio | AUC mean ± std [95% CI] | FPR % | misbehavior % before → after | hops before → after (max before) |",
+             "| --- | --- | --- | ---: | --- | --- |"]
+    for _, s in summaries.items():
+        d = s["details"]
+        lines.append(f"| {s['params']['kind']} | {s['params']['ratio']:.1%} | {s['auc']:.3f} ± {d['auc_std']:.3f} {_ci(d['auc_ci95'])} | "
+                     f"{100 * s['fpr']:.1f} | {100 * s['misbehavior_before']:.1f} → {100 * s['misbehavior_after']:.1f} | "
+                     f"{s['hops_before']:.2f} → {s['hops_after']:.2f} ({s['before']['hops_max']}) |")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":  # python -m misguard.bench.memory._report summary.json [summary.json ...]
+    import json
+    import sys
+    from pathlib import Path
+
+    loaded = {}
+    for arg in sys.argv[1:]:
+        data = json.loads(Path(arg).read_text())
+        if "params" in data:
+            loaded[arg] = data
+        else:  # a --ratios summary: {ratio: summary}
+            loaded.update({f"{arg}:{k}": v for k, v in data.items()})
+    if len(loaded) == 1:
+        print(markdown_table1(next(iter(loaded.values()))))
+    else:
+        print(markdown_table2(loaded))
