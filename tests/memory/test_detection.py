@@ -117,7 +117,7 @@ def test_every_registered_detector_fits_thresholds_and_scores(name: str) -> None
     f, arr, labels, train, val, test = _labelled_world()
     entry = DETECTORS.get(name)
     assert isinstance(entry.metadata.get("supervised"), bool) and entry.metadata.get("label")
-    det = DETECTORS.build(name, seed=0, encoder_steps=30, blocks=f.slices())
+    det = DETECTORS.build(name, seed=0, encoder_steps=30, gat_steps=60, blocks=f.slices())
     guard = MemoryGuard(det, key_block=f.slices()["state"])
     scores = guard.fit(arr, labels, train, val)
     assert scores.p_poison.shape == (len(labels),) and np.isfinite(scores.p_poison).all()

@@ -312,7 +312,7 @@ class GraphAttentionDetector:
 
 
 @DETECTORS.register("proposed", supervised=True, label="This method: credibility + NT-Xent + supervised head (eq. 4)")
-def _proposed(seed: int = 0, *, encoder_steps: int = 300, blocks: dict[str, slice] | None = None) -> MemoryDetector:
+def _proposed(seed: int = 0, *, encoder_steps: int = 300, blocks: dict[str, slice] | None = None, **_: Any) -> MemoryDetector:
     return ContrastiveGuardDetector(EncoderConfig(steps=encoder_steps, seed=seed), blocks=blocks)
 
 
@@ -322,8 +322,8 @@ def _credibility(seed: int = 0, **_: Any) -> MemoryDetector:
 
 
 @DETECTORS.register("gat", supervised=True, label="Graph attention network on the evidence graph")
-def _gat(seed: int = 0, **_: Any) -> MemoryDetector:
-    return GraphAttentionDetector(seed=seed)
+def _gat(seed: int = 0, *, gat_steps: int = 300, **_: Any) -> MemoryDetector:
+    return GraphAttentionDetector(seed=seed, steps=gat_steps)
 
 
 @DETECTORS.register("metadata_lr", supervised=True, label="Metadata only (logistic regression)")
