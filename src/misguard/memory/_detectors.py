@@ -230,6 +230,8 @@ class GraphAttentionDetector:
     supervised: bool = True
     hidden: int = 0
     _net: Any = None
+    _mu: np.ndarray | None = None
+    _sd: np.ndarray | None = None
 
     def _build(self, torch: Any, d_in: int, hidden: int) -> Any:
         nn = torch.nn
@@ -259,15 +261,18 @@ class GraphAttentionDetector:
         return (torch.from_numpy(x[idx]), torch.from_numpy(nbr), torch.from_numpy(data.cred.graph.agrees[rows].astype(np.float32)))
 
     def _x(self, data: DetectorInputs) -> np.ndarray:
+        """Features standardised with the statistics of the data the network was fitted on."""
         x = data.features
-        mu, sd = x.mean(0), x.std(0) + 1e-6
-        return ((x - mu) / sd).astype(np.float32)
+        if self._mu is None:
+            self._mu, self._sd = x.mean(0), x.std(0) + 1e-6
+        return ((x - self._mu) / self._sd).astype(np.float32)
 
     def fit(self, data: DetectorInputs, labels: np.ndarray, train: np.ndarray, val: np.ndarray) -> GraphAttentionDetector:
         torch = _torch()
         threads = torch.get_num_threads()
         torch.set_num_threads(1)
         try:
+            self._mu = None
             x = self._x(data)
             rows = _labelled(train, labels)
             val = _labelled(val, labels)
