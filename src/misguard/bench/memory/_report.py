@@ -61,15 +61,15 @@ def markdown_table1(s: dict[str, Any]) -> str:
         f"propagation {s['hops_before']:.2f} hops {_ci(s['hops_before_ci95'], 1, '.2f')} (max {b0['hops_max']}), "
         f"{b0['affected_per_scenario']:.1f} affected records per test scenario.",
         "",
-        "| method | supervised | AUC [95% CI] | FPR % | recall % | misbehavior after % [CI] | hops after | repair coverage % | collateral % | accuracy fluctuation |",
-        "| --- | --- | --- | ---: | ---: | --- | ---: | ---: | ---: | ---: |",
+        "| method | supervised | AUC [95% CI] | FPR % | recall % | misbehavior after % [CI] | hops after (affected / scenario) | repair coverage % | collateral % | accuracy fluctuation |",
+        "| --- | --- | --- | ---: | ---: | --- | --- | ---: | ---: | ---: |",
     ]
     for m, b in method_rows(s):
         d = b["details"]
         lines.append(
             f"| {label_of(m)} | {'yes' if d['supervised'] else 'no'} | {b['auc']:.3f} {_ci(d['auc_ci95'])} | {100 * b['fpr']:.1f} | "
             f"{100 * d['recall']:.1f} | {100 * b['misbehavior_after']:.1f} {_ci(d['misbehavior_after_ci95'], 100, '.1f')} | "
-            f"{b['hops_after']:.2f} | {100 * d['repair_coverage']:.1f} | {100 * d['collateral']:.1f} | ±{100 * d['accuracy_fluctuation']:.1f}% |")
+            f"{b['hops_after']:.2f} ({d['affected_after_per_scenario']:.1f}) | {100 * d['repair_coverage']:.1f} | {100 * d['collateral']:.1f} | ±{100 * d['accuracy_fluctuation']:.1f}% |")
     sep = s.get("field_separability_max", {})
     if sep:
         lines += ["", "Largest single-field AUC (folded, any seed): " + ", ".join(f"{k} {v:.3f}" for k, v in sorted(sep.items())) + "."]
