@@ -9,8 +9,8 @@ export PIP_DISABLE_PIP_VERSION_CHECK := 1
 PIP := $(BIN)/python -m pip install --quiet --constraint constraints.txt
 
 # The demo runs the 1.5B pack; the tests need only the 0.5B one (1.1 GB less to download in CI).
-DEMO_EXTRAS := local,qwen-1-5b,openai,claims,mas,memory
-TEST_EXTRAS := local,qwen-0-5b,openai,claims,mas,memory,st,test,ray,postgres
+DEMO_EXTRAS := local,qwen-1-5b,openai,claims,mas,memory,memory-env
+TEST_EXTRAS := local,qwen-0-5b,openai,claims,mas,memory,memory-env,st,test,ray,postgres
 PYTEST_ARGS ?=
 
 .PHONY: demo test bench install-demo install-test clean
