@@ -8,7 +8,7 @@ came from, so evidence spans still point into what the user sent.
 
 Who said something is often part of the claim ("Trump says ..."): handles and hashtags are
 turned into words (camel case split), not dropped, and the attribution tail keeps the name.
-Which steps are on by default was decided on the CheckThat-2020 train and dev tweets
+Which steps are on by default was decided on the CheckThat-2020 dev tweets
 (docs/BENCHMARKS.md, "social-media normalisation, step by step"), never on its test split.
 """
 
@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 #: "drop_attribution" (the whole tail, name included) is the alternative to "attribution"
 #: that the benchmark measures; it is not a default.
 STEPS: tuple[str, ...] = ("pic", "urls", "rt", "attribution", "drop_attribution", "handles", "hashtags", "emoji")
-#: Steps `ClaimGuard` applies unless told otherwise (chosen on CheckThat train + dev).
+#: Steps `ClaimGuard` applies unless told otherwise (chosen on the CheckThat-2020 dev tweets).
 DEFAULT_STEPS: tuple[str, ...] = ("pic", "urls", "rt", "attribution", "handles", "hashtags", "emoji")
 
 _PIC = re.compile(r"pic\.twitter\.com/\w+", re.IGNORECASE)

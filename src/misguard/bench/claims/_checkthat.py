@@ -1,9 +1,9 @@
 """CheckThat! 2020 task 2 in `bench claims`: tweets vs 10,390 Snopes verified claims.
 
 - store: the verified claims in their own store (`OUTPUT/store-checkthat`);
-- social-media normalisation, step by step: P@1 / MRR / MAP@5 on the train + dev tweets
-  with each step left out (and with the whole attribution tail dropped), so the default
-  steps are chosen without the test split;
+- social-media normalisation, step by step: P@1 / MRR / MAP@5 on the dev tweets with each
+  step left out (and with the whole attribution tail dropped), so the default steps are
+  chosen without the test split;
 - re-ranker: fitted on the train tweets' candidate lists, its C chosen on the dev tweets;
   the dense, RRF and learned rankings are compared on train (in sample for the ranker),
   dev (C chosen there) and test (reporting only);
@@ -94,7 +94,7 @@ def retrieval_metrics(ranked: list[tuple[list[str], frozenset[str]]]) -> dict[st
 def social_ablation(
     store: ClaimStore, decision, queries: list[TweetQuery], log: RunLog, console: Console
 ) -> None:
-    """P@1 / MRR / MAP@5 (dense and RRF rankings) on `queries` (train + dev tweets) with no
+    """P@1 / MRR / MAP@5 (dense and RRF rankings) on `queries` (the dev tweets) with no
     normalisation, all default steps, each default step left out, and the attribution tail
     dropped instead of reduced to the name."""
     variants: dict[str, tuple[str, ...]] = {"none": (), "default": DEFAULT_STEPS}

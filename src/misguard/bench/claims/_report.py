@@ -218,6 +218,18 @@ def render_tables(log_path: Path, output: Path, console: Console) -> dict:
                   + ", ".join(f"{k} {100 * v:.0f}%" for k, v in speed["profile"].items() if k != "total_s")]
         emit(table, lines)
 
+    cli_speed = _latest(events, "cli_speed").get("cli_speed")
+    if cli_speed:
+        summary["cli_speed"] = cli_speed
+        c = cli_speed
+        emit(*_table(f"speed through the CLI ({c['store_claims']} claims, {c['n']} fresh short texts, medians of {c['repeats']})",
+                     ["measure", "value"],
+                     [["raw e5 embedding in-process (texts/s)", f"{c['raw_embed_per_s']:.1f}" + _runs(c, "raw_runs")],
+                      ["misguard check --input, process start included (texts/s)", f"{c['cli_checks_per_s']:.1f}" + _runs(c, "cli_runs")],
+                      ["ratio of medians", f"{c['ratio']:.2f}"],
+                      [f"misguard claims add, {c['ingest_claims']} fresh claims, process start included (claims/s)",
+                       f"{c['cli_ingest_claims_per_s']:.1f}"]]))
+
     (output / "tables.md").write_text("\n".join(md) + "\n", encoding="utf-8")
     (output / "summary.json").write_text(json.dumps(summary, indent=1, default=str), encoding="utf-8")
     return summary
