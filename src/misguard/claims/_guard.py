@@ -101,7 +101,8 @@ class ClaimGuard:
             raise ConfigError("ranking 'learned' needs a decision with a fitted ranker; use --ranking rrf or dense")
         normalize_social("", social)  # unknown step names fail here, not on the first text
         self.social = tuple(social)
-        self._cues: dict[tuple[int, str], tuple[set[str], set[str], set[str]]] = {}
+        self._cues: dict[int, tuple[set[str], set[str], set[str]]] = {}
+        self._cues_generation = -1
         self.max_segments = max_segments
         self.topics = OfflineTopicClassifier(self.embedder, cache_dir=store.path)
         self._cache: OrderedDict[str, Verdict] = OrderedDict()
@@ -243,7 +244,11 @@ class ClaimGuard:
             out, row = [], 0
             for p, seg_vecs, lang, tops in zip(prepared, shifted, languages, topics):
                 n = len(seg_vecs)
-                lexical = self.store.lexical_search(p.segments[0].text, self.k_lexical, flaggable_only=True) if self.k_lexical else []
+                # BM25 matches words, so it does not run on a text known to be in a language
+                # no claim is written in (a French text's words retrieved unrelated English
+                # claims); "und" (too short to tell) does run.
+                lexical = (self.store.lexical_search(p.segments[0].text, self.k_lexical, flaggable_only=True)
+                           if self.k_lexical and (lang == "und" or lang in self.store.languages()) else [])
                 out.append(self._analyse(p, seg_vecs, lang, tops, slots[row : row + n], lexical))
                 row += n
         return out
@@ -265,7 +270,7 @@ class ClaimGuard:
         if self.route_topics:
             stages.append("route")
         stages.append("retrieve")
-        if self.k_lexical:
+        if lexical:
             stages.append("lexical")
         analysis = Analysis(prepared=p, language=language, topics=topics, stages=stages)
         candidates = sorted({int(s) for s in slots.ravel() if s >= 0} | {slot for slot, _ in lexical})
@@ -278,11 +283,10 @@ class ClaimGuard:
         # generic distractors); the best segment finds a claim buried in a long text or an
         # MCQ option; BM25 brings names, numbers and rare words the embedding blurs.
         sims = seg_vecs @ self.store.vectors[candidates].T  # (segments, candidates)
-        claims = self.store.get_slots(candidates)
-        pairs = self._pair_features(p, sims, candidates, claims, lexical)
+        pairs = self._pair_features(p, sims, candidates, lexical)
         order = np.argsort(-rank_scores(pairs, self.ranking, self.ranker), kind="stable")
-        analysis.candidates = [claims[candidates[j]] for j in order]
         analysis.slots = [candidates[j] for j in order]
+        analysis.store = self.store
         analysis.pairs = pairs[order]
         analysis.sims = sims[:, order]
         analysis.seg_vecs = seg_vecs
@@ -298,7 +302,7 @@ class ClaimGuard:
         p, sims, seg_vecs = analysis.prepared, analysis.sims, analysis.seg_vecs
         assert sims is not None and seg_vecs is not None
         slot = analysis.slots[j]
-        claim = analysis.candidates[j]
+        claim = analysis.claim_at(j)
         column = sims[:, j]
         best_seg = int(column.argmax())
         body_text = p.segments[0].text
@@ -317,8 +321,7 @@ class ClaimGuard:
         )
 
     def _pair_features(
-        self, p: _Prepared, sims: np.ndarray, candidates: list[int], claims: dict[int, Claim],
-        lexical: list[tuple[int, float]],
+        self, p: _Prepared, sims: np.ndarray, candidates: list[int], lexical: list[tuple[int, float]]
     ) -> np.ndarray:
         """`RANK_FEATURES` of each (text, candidate) pair, in `candidates` order."""
         body, seg = sims[0], sims.max(axis=0)
@@ -329,9 +332,10 @@ class ClaimGuard:
         lex_score = dict(lexical)
         text = p.segments[0].text
         text_words, text_numbers, text_names = content_words(text), numbers(text), capitalised(text)
+        cues = self._claim_cues(candidates)
         rows = []
         for c, slot in enumerate(candidates):
-            words, nums, names = self._claim_cues(slot, claims[slot].text)
+            words, nums, names = cues[c]
             rows.append((
                 body[c], seg[c], hub[c], dense_rr[c],
                 1.0 / (1 + lex_rank[slot]) if slot in lex_rank else 0.0,
@@ -344,16 +348,19 @@ class ClaimGuard:
             ))
         return np.array(rows, dtype=np.float64)
 
-    def _claim_cues(self, slot: int, text: str) -> tuple[set[str], set[str], set[str]]:
-        """Content words, numbers and names of a stored claim (cached per slot and text)."""
-        key = (slot, text)
-        cues = self._cues.get(key)
-        if cues is None:
-            cues = (content_words(text), numbers(text), capitalised(text))
-            if len(self._cues) > 50_000:
+    def _claim_cues(self, slots: list[int]) -> list[tuple[set[str], set[str], set[str]]]:
+        """Content words, numbers and names of stored claims (cached per store generation:
+        a claim's text only changes with an ingest)."""
+        if self._cues_generation != self.store.generation:
+            self._cues.clear()
+            self._cues_generation = self.store.generation
+        missing = [slot for slot in slots if slot not in self._cues]
+        if missing:
+            if len(self._cues) > 200_000:
                 self._cues.clear()
-            self._cues[key] = cues
-        return cues
+            for slot, text in self.store.texts_of_slots(missing).items():
+                self._cues[slot] = (content_words(text), numbers(text), capitalised(text))
+        return [self._cues[slot] for slot in slots]
 
     def _decide(self, p: _Prepared, a: Analysis) -> Verdict:
         if a.context is None or a.claim is None or a.segment is None:
@@ -374,7 +381,7 @@ class ClaimGuard:
         return Verdict(
             flagged=bool(flagged), score=float(score), label=a.claim.verdict if flagged else None,
             evidence=[evidence], language=a.language, topics=a.topics, stages=stages, decided_by=decided_by,
-            candidates=[Candidate(claim_id=c.id, score=round(sc, 6)) for c, (_, sc) in zip(a.candidates, a.ranked)],
+            candidates=[Candidate(claim_id=a.claim_at(j).id, score=round(sc, 6)) for j, (_, sc) in enumerate(a.ranked)],
         )
 
 
@@ -391,12 +398,32 @@ class Analysis:
     context: MatchContext | None = None
     #: top candidates (slot, ranking score), best first, as many as the guard outputs
     ranked: list[tuple[int, float]] = field(default_factory=list)
-    #: every candidate in ranked order: claims, slots, pair features, segment cosines
-    candidates: list[Claim] = field(default_factory=list)
+    #: every candidate in ranked order: slots, pair features, segment cosines
     slots: list[int] = field(default_factory=list)
     pairs: np.ndarray | None = None
     sims: np.ndarray | None = None
     seg_vecs: np.ndarray | None = None
+    store: ClaimStore | None = None
+    _claims: dict[int, Claim] = field(default_factory=dict)
+
+    def claim_at(self, j: int) -> Claim:
+        """The claim of candidate `j` (records are read from the store when first asked for)."""
+        slot = self.slots[j]
+        if slot not in self._claims:
+            assert self.store is not None
+            self._claims.update(self.store.get_slots(self.slots[j : j + 8]))
+        return self._claims[slot]
+
+    @property
+    def candidates(self) -> list[Claim]:
+        """Every candidate claim in ranked order (reads all their records)."""
+        missing = [s for s in self.slots if s not in self._claims]
+        if missing and self.store is not None:
+            self._claims.update(self.store.get_slots(missing))
+        return [self._claims[s] for s in self.slots]
+
+    def candidate_ids(self, top: int | None = None) -> list[str]:
+        return [self.claim_at(j).id for j in range(len(self.slots[:top]))]
 
 
 def _notice(verdict: Verdict) -> str:

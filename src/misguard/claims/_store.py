@@ -52,8 +52,9 @@ CREATE TABLE IF NOT EXISTS claims (
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE VIRTUAL TABLE IF NOT EXISTS claims_fts USING fts5(text, tokenize = 'unicode61 remove_diacritics 2');
 """
-#: Words of a query sent to the lexical index (the rarest-looking first: longest words).
-LEXICAL_TERMS = 40
+#: Words of a query sent to the lexical index: its rarest words in the store (rare words
+#: are what BM25 adds to the embedding; a query of every word scored thousands of claims).
+LEXICAL_TERMS = 12
 _COLUMNS = ("id", "text", "verdict", "verdict_original", "language", "topic", "url", "publisher", "date")
 _TOPIC_IDS = {name: i for i, name in enumerate(TOPICS)}
 
@@ -162,6 +163,8 @@ class ClaimStore:
             flags[slot] = True
         self.flaggable = flags
         self._blocks: dict[tuple[int, int, bool], tuple[np.ndarray, np.ndarray]] = {}
+        self._document_frequency: dict[str, int] | None = None  # of the lexical index, loaded on first use
+        self._languages: frozenset[str] | None = None
 
     def __len__(self) -> int:
         return int(self.vectors.shape[0])
@@ -355,9 +358,14 @@ class ClaimStore:
         """Top-k claims for `text` by BM25 over the claim texts (SQLite FTS5) -> [(slot,
         score)], best first, score = -bm25 (higher is better). Names, numbers and rare words
         that embeddings blur are what this finds. Words are OR-ed, so any shared word can
-        retrieve; at most `LEXICAL_TERMS` of the text's longest words are used."""
-        terms = sorted(set(_LEXICAL_WORD.findall(text.lower())) - _LEXICAL_STOP, key=lambda w: (-len(w), w))
-        if not terms or k <= 0:
+        retrieve; the `LEXICAL_TERMS` of the text's words that are rarest in the store are
+        used (words no claim has cannot retrieve anything)."""
+        if k <= 0:
+            return []
+        frequency = self.document_frequency()
+        words = set(_LEXICAL_WORD.findall(text.lower())) - _LEXICAL_STOP
+        terms = sorted((w for w in words if w in frequency), key=lambda w: (frequency[w], w))
+        if not terms:
             return []
         query = " OR ".join(f'"{t}"' for t in terms[:LEXICAL_TERMS])
         wanted = k * 3 if flaggable_only else k
@@ -372,6 +380,28 @@ class ClaimStore:
         if flaggable_only:
             out = [(slot, score) for slot, score in out if self.flaggable[slot]]
         return out[:k]
+
+    def document_frequency(self) -> dict[str, int]:
+        """How many claims hold each indexed word (the FTS5 vocabulary; cached per generation)."""
+        if self._document_frequency is None:
+            self._conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.claims_vocab USING fts5vocab(main, claims_fts, row)")
+            self._document_frequency = dict(self._conn.execute("SELECT term, doc FROM temp.claims_vocab"))
+        return self._document_frequency
+
+    def languages(self) -> frozenset[str]:
+        """The languages of the stored claims (cached per generation)."""
+        if self._languages is None:
+            self._languages = frozenset(lang for (lang,) in self._conn.execute("SELECT DISTINCT language FROM claims"))
+        return self._languages
+
+    def texts_of_slots(self, slots: Sequence[int]) -> dict[int, str]:
+        """Claim texts by slot (lighter than `get_slots` when only the text is needed)."""
+        out: dict[int, str] = {}
+        wanted = sorted({int(s) for s in slots if s >= 0})
+        for i in range(0, len(wanted), 500):
+            chunk = wanted[i : i + 500]
+            out.update(self._conn.execute(f"SELECT slot, text FROM claims WHERE slot IN ({','.join('?' * len(chunk))})", chunk))
+        return out
 
     def _topic_block(self, topic_id: int, flaggable_only: bool) -> tuple[np.ndarray, np.ndarray]:
         """(slots, contiguous vectors) of one topic, cached per generation: routing then

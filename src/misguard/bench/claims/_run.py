@@ -174,7 +174,7 @@ def _analyse_all(guard: ClaimGuard, dev: DevSet) -> list[_Analysed]:
         for q, a in zip(batch, guard.analyse([q.text for q in batch])):
             assert a is not None and a.context is not None and a.claim is not None
             out.append(_Analysed(
-                features=features(a.context), matched=a.claim.id, ranked=[c.id for c in a.candidates[:5]],
+                features=features(a.context), matched=a.claim.id, ranked=a.candidate_ids(5),
                 extra={"topics": a.topics, "language": a.language, "segment_kind": a.segment.kind if a.segment else None,
                        "n_segments": len(a.prepared.segments)},
             ))
@@ -249,7 +249,7 @@ def _tweet_rows(guard: ClaimGuard, tweets: list[TweetQuery]) -> list[Row]:
         if a.context is None:
             continue
         group = sorted(q.gold)[0]
-        top = a.candidates[0].id
+        top = a.claim_at(0).id
         rows.append(Row(source="checkthat", key=q.qid, group=group, label=True, attack="tweet", lang="en",
                         x=features(a.context), matched=top, right=top in q.gold))
         other = next((j for j, c in enumerate(a.candidates) if c.id not in q.gold), None)
