@@ -5,6 +5,7 @@ Three rankings, all over the same candidates (the union of each segment's dense 
 the text's BM25 top-k):
 - "dense": the session-2 formula, mean of the whole-text and best-segment cosines minus a
   share of the claim's hubness;
+- "lexical": BM25 order (the dense order after the BM25 hits; a baseline);
 - "rrf": reciprocal-rank fusion of that dense ranking and the BM25 ranking (k = 60, the
   constant of Cormack et al. 2009, not tuned here);
 - "learned": a logistic regression over `RANK_FEATURES`, trained on pairs (right claim vs.
@@ -24,7 +25,7 @@ import numpy as np
 
 from ..errors import ConfigError
 
-RANKINGS = ("dense", "rrf", "learned")
+RANKINGS = ("dense", "lexical", "rrf", "learned")
 #: Reciprocal-rank fusion constant (Cormack, Clarke and Buettcher 2009).
 RRF_K = 60
 #: The dense formula's weights (session 2, chosen on the dev set's false queries; kept as
@@ -92,6 +93,8 @@ def rank_scores(pairs: np.ndarray, ranking: str, ranker: LinearRanker | None) ->
     col = {name: i for i, name in enumerate(RANK_FEATURES)}
     if ranking == "dense":
         return dense_scores(pairs[:, col["body"]], pairs[:, col["seg"]], pairs[:, col["hub"]])
+    if ranking == "lexical":
+        return pairs[:, col["lex_rr"]] + 1e-3 * pairs[:, col["dense_rr"]]
     if ranking == "rrf":
         dense_rank = 1.0 / pairs[:, col["dense_rr"]] - 1.0
         lex = pairs[:, col["lex_rr"]]

@@ -222,7 +222,8 @@ def bench_claims(
     resume: Annotated[bool, typer.Option("--resume/--fresh", help="Reuse finished parts of an earlier run log.")] = True,
     paper: Annotated[int, typer.Option(help="Also the paper's Table 1 on LIAR/Snopes: this many stored false and held-out true claims, attacked offline (0 = skip).")] = 0,
     paper_translate: Annotated[bool, typer.Option("--paper-translate", help="Add the paper's LLM translation attacks to --paper (needs a capable --llm).")] = False,
-    checkthat_limit: Annotated[int, typer.Option(help="CheckThat-2020 tweets used per split (0 = all; the claims are always all).")] = 0,
+    checkthat_limit: Annotated[int, typer.Option(help="Tests: CheckThat-2020 tweets per split and only their claims plus 1,000 others (0 = all).")] = 0,
+    checkthat_train: Annotated[int, typer.Option(help="CheckThat-2020 train tweets used to fit the ranker and the decision (0 = all 800).")] = 0,
 ) -> None:
     """CheckThat-2020 retrieval (MAP@5, P@1, MRR), one decision fitted across the dev set,
     paper-style LIAR/Snopes attacks and CheckThat train, reported per source and cell;
@@ -234,4 +235,5 @@ def bench_claims(
         settings, output, data_dir=data, distractors=distractors, store_dir=store_dir, judge=judge,
         judge_limit=judge_limit, speed=speed, save_model=save_model, resume=resume, console=console,
         paper=paper, paper_translate=paper_translate, checkthat_limit=checkthat_limit,
+        checkthat_train=checkthat_train,
     )

@@ -54,7 +54,7 @@ def test_bench_runs_and_resumes(shared_data, tmp_path):
     for split in ("dev", "test"):
         m = summary["checkthat"][split]
         assert m["n"] == 40 and 0 <= m["p1"] <= m["mrr"] <= 1 and 0 <= m["map5"] <= 1
-    assert {r["ranking"] for r in summary["checkthat_ranking"]} == {"dense", "rrf", "learned"}
+    assert {r["ranking"] for r in summary["checkthat_ranking"]} == {"dense", "lexical", "rrf", "learned"}
     assert {r["variant"] for r in summary["checkthat_social"]} >= {"none", "default", "without handles"}
     # The ranker ships inside the decision file.
     assert model["ranker"]["features"][:2] == ["body", "seg"]

@@ -110,7 +110,7 @@ def social_ablation(
         guard = ClaimGuard(store, decision=decision, social=steps, ranking="rrf")
         analysed = analyse_tweets(guard, queries)
         row = {}
-        for ranking in ("dense", "rrf"):
+        for ranking in ("dense", "lexical", "rrf"):
             metrics = retrieval_metrics([(ranked_ids(t.analysis, ranking, None), t.query.gold) for t in analysed])
             row.update({f"{ranking}_{k}": v for k, v in metrics.items()})
         log.write("social", key=name, variant=name, steps=list(steps), **row)

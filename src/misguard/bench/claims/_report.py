@@ -250,11 +250,12 @@ def _checkthat_tables(events, summary: dict, emit) -> None:
     """CheckThat-2020: normalisation steps, rankings per split, the final guard on tweets."""
     social = list(_latest(events, "social").values())
     if social:
-        body = [[r["variant"], f"{r['dense_p1']:.3f}", f"{r['rrf_p1']:.3f}", f"{r['rrf_mrr']:.3f}", f"{r['rrf_map5']:.3f}",
-                 f"{r['rrf_recall_candidates']:.3f}", str(r["rrf_n"])] for r in social]
+        body = [[r["variant"], f"{r['dense_p1']:.3f}", f"{r.get('lexical_p1', float('nan')):.3f}", f"{r['rrf_p1']:.3f}",
+                 f"{r['rrf_mrr']:.3f}", f"{r['rrf_map5']:.3f}", f"{r['rrf_recall_candidates']:.3f}", str(r["rrf_n"])]
+                for r in social]
         summary["checkthat_social"] = social
         emit(*_table("CheckThat-2020 train + dev tweets: social-media normalisation steps",
-                     ["variant", "P@1 dense", "P@1 RRF", "MRR RRF", "MAP@5 RRF", "right claim among candidates", "tweets"], body))
+                     ["variant", "P@1 dense", "P@1 BM25", "P@1 RRF", "MRR RRF", "MAP@5 RRF", "right claim among candidates", "tweets"], body))
     ranking = list(_latest(events, "ranking").values())
     if ranking:
         body = [[r["split"], r["ranking"], f"{r['map5']:.3f}", f"{r['p1']:.3f}", f"{r['mrr']:.3f}",
