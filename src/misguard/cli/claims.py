@@ -224,6 +224,7 @@ def bench_claims(
     paper_translate: Annotated[bool, typer.Option("--paper-translate", help="Add the paper's LLM translation attacks to --paper (needs a capable --llm).")] = False,
     checkthat_limit: Annotated[int, typer.Option(help="Tests: CheckThat-2020 tweets per split and only their claims plus 1,000 others (0 = all).")] = 0,
     checkthat_train: Annotated[int, typer.Option(help="CheckThat-2020 train tweets used to fit the ranker and the decision (0 = all 800).")] = 0,
+    checkthat_only: Annotated[bool, typer.Option("--checkthat-only", help="Only the CheckThat-2020 parts: ranker, rankings, normalisation steps, and the shipped decision with the new ranker on the dev/test tweets.")] = False,
 ) -> None:
     """CheckThat-2020 retrieval (MAP@5, P@1, MRR), one decision fitted across the dev set,
     paper-style LIAR/Snopes attacks and CheckThat train, reported per source and cell;
@@ -235,5 +236,5 @@ def bench_claims(
         settings, output, data_dir=data, distractors=distractors, store_dir=store_dir, judge=judge,
         judge_limit=judge_limit, speed=speed, save_model=save_model, resume=resume, console=console,
         paper=paper, paper_translate=paper_translate, checkthat_limit=checkthat_limit,
-        checkthat_train=checkthat_train,
+        checkthat_train=checkthat_train, checkthat_only=checkthat_only,
     )

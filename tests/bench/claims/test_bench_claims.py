@@ -72,3 +72,17 @@ def test_bench_runs_and_resumes(shared_data, tmp_path):
     assert len(events) > n_events
     assert (out / "tables.md").read_text().count("| translate hi |") >= 2
     render_tables(out / "runlog.jsonl", out, console)
+
+
+def test_checkthat_only_logs_rankings_and_checks_tweets(shared_data, tmp_path):
+    from rich.console import Console
+
+    settings = load_settings(embed={"model": "hashing/256"})
+    console = Console(file=io.StringIO(), width=120)
+    summary = run_claims_bench(settings, tmp_path / "ct", data_dir=shared_data, distractors=20, store_dir=None,
+                               judge=False, judge_limit=0, speed=False, save_model=None, resume=True,
+                               console=console, checkthat_limit=12, checkthat_only=True)
+    assert summary["checkthat"]["test"]["n"] == 12 and "pooled" not in summary
+    lexical = {r["split"]: r for r in summary["checkthat_ranking"] if r["ranking"] == "lexical"}
+    # BM25 does not depend on the (hashing) embedder: tweets repeat their claims' words.
+    assert lexical["test"]["p1"] >= 0.5

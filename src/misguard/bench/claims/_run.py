@@ -82,6 +82,7 @@ def run_claims_bench(
     paper_translate: bool = False,
     checkthat_limit: int = 0,
     checkthat_train: int = 0,
+    checkthat_only: bool = False,
 ) -> dict:
     data = resolve_data_dir(settings, data_dir)
     dev = load_devset(data)
@@ -95,7 +96,7 @@ def run_claims_bench(
         seeds={"seed": settings.seed, "llm": settings.llm.seed},
         params={"data_dir": str(data), "distractors": len(extra), "folds": FOLDS, "judge": judge,
                 "judge_limit": judge_limit, "features": list(FEATURES), "paper": paper,
-                "paper_translate": paper_translate, "checkthat_limit": checkthat_limit, "checkthat_train": checkthat_train},
+                "paper_translate": paper_translate, "checkthat_limit": checkthat_limit, "checkthat_train": checkthat_train, "checkthat_only": checkthat_only},
     )
     log = RunLog.open(output / "runlog.jsonl", header, resume=resume)
     try:
@@ -109,16 +110,21 @@ def run_claims_bench(
         else:
             ct_store = build_checkthat_store(output / "store-checkthat", embedder, ct, log, console)
         model = _fit_decision(store, ct_store, ct, dev, extra, load_true_claims(data), paper, settings, log,
-                              embedder.spec, console)
+                              embedder.spec, console, checkthat_only=checkthat_only and ct is not None)
         guard = ClaimGuard(store, decision=model)
-        if save_model is not None:
+        if save_model is not None and not isinstance(model, LogisticDecision):
+            console.print(f"[yellow]no fitted decision to save for {embedder.spec} (--checkthat-only without a shipped one)[/]")
+        elif save_model is not None:
             save_model.write_text(model.to_json(), encoding="utf-8")
             console.print(f"decision fitted across sources written to {save_model}")
         if ct is not None and ct_store is not None:
             final = ClaimGuard(ct_store, decision=model, k_output=20)
             for split in ("dev", "test"):
                 check_tweets(final, ct.queries[split], split, log, console)
-        _routing(store, guard, dev, log, console)
+            # On the dev tweets only: every variant re-embeds most tweets (e5 is the bottleneck).
+            social_ablation(ct_store, ThresholdDecision(1.0, shift=model.shift), ct.queries["dev"], log, console)
+        if not checkthat_only:
+            _routing(store, guard, dev, log, console)
         if paper_translate:
             run_paper(settings, guard, extra, load_true_claims(data), paper, paper_translate, log, console)
         if judge:
@@ -267,14 +273,22 @@ def _tweet_rows(guard: ClaimGuard, tweets: list[TweetQuery]) -> list[Row]:
 def _fit_decision(
     store: ClaimStore, ct_store: ClaimStore | None, ct: CheckThat | None, dev: DevSet, extra: list[Claim],
     true_pool: list[Claim], paper: int, settings: Settings, log: RunLog, embedder_spec: str, console: Console,
+    checkthat_only: bool = False,
 ) -> LogisticDecision:
     """The ranker (CheckThat train, C on CheckThat dev), then one decision over dev, paper and
     CheckThat-train rows: outer CV grouped by claim (nested C), leave-one-source-out, and
     the final fit on everything. Returns the final decision (with shift and ranker)."""
     folds = np.array(_folds([q.group for q in dev.queries]))
     unshifted = ClaimGuard(store, decision=ThresholdDecision(1.0), ranking="dense", k_lexical=0, social=())
-    fit_shift = _shift_fitter(unshifted, dev)
-    full_shift = fit_shift(np.ones(len(dev.queries), dtype=bool))
+    shipped = _shipped_or_threshold(embedder_spec)
+    # The language shift of the shipped decision (fitted on the 480 dev queries, never on a
+    # tweet or a LIAR/Snopes query) serves every source but the dev set, whose folds get
+    # their own; fitted here only when no shipped one exists for this embedder.
+    fit_shift = None
+    full_shift = shipped.shift
+    if full_shift is None:
+        fit_shift = _shift_fitter(unshifted, dev)
+        full_shift = fit_shift(np.ones(len(dev.queries), dtype=bool))
     ranker = None
     ct_rows: list[Row] = []
     if ct is not None and ct_store is not None:
@@ -283,10 +297,15 @@ def _fit_decision(
         fusion = ClaimGuard(ct_store, decision=base, ranking="rrf")
         analysed = {split: analyse_tweets(fusion, ct.queries[split]) for split in ("test", "dev", "train")}
         ranker = choose_ranker(analysed["train"], analysed["dev"], analysed["test"], log, console)
-        # On the dev tweets only: every variant re-embeds most tweets, and e5 is the bottleneck.
-        social_ablation(ct_store, base, ct.queries["dev"], log, console)
         learned = ClaimGuard(ct_store, decision=ThresholdDecision(1.0, shift=full_shift, ranker=ranker))
+        if checkthat_only:
+            import dataclasses
+
+            console.print("--checkthat-only: the shipped decision with the new ranker, no cross-source fit")
+            return dataclasses.replace(shipped, ranker=ranker)  # type: ignore[type-var]
         ct_rows = _tweet_rows(learned, ct.queries["train"])
+    if fit_shift is None:
+        fit_shift = _shift_fitter(unshifted, dev)
     naive = _analyse_all(unshifted, dev)
     naive_s1 = np.array([a.features[0] for a in naive])
     y_dev = np.array([q.label == "false" for q in dev.queries])
