@@ -127,7 +127,7 @@ def test_the_score_does_not_depend_on_the_size_of_the_store(tmp_path, embedder, 
 
 
 def test_verdicts_list_top_candidates_and_the_cli_row_carries_them(store):
-    guard = ClaimGuard(store, decision=ThresholdDecision(0.6), k_output=3)
+    guard = ClaimGuard(store, decision=ThresholdDecision(0.6), k_output=3, ranking="rrf")
     verdict = guard.check("Cracking your knuckles causes arthritis")
     assert len(verdict.candidates) == 3 and verdict.candidates[0].claim_id == "S28"
     scores = [c.score for c in verdict.candidates]

@@ -132,7 +132,7 @@ def check(
     route_topics: Annotated[bool, typer.Option("--route-topics", help="Search only the predicted topics.")] = False,
     batch_size: Annotated[int, typer.Option(help="Texts per batch with --input.")] = 64,
     candidates: Annotated[int, typer.Option("--candidates", min=0, max=100, help="Top-k candidate claims listed per text (ids and ranking scores).")] = 5,
-    ranking: Annotated[Optional[str], typer.Option(help="Candidate ranking: dense, rrf or learned (default: learned when the decision ships a ranker).")] = None,
+    ranking: Annotated[Optional[str], typer.Option(help="Candidate ranking: dense, lexical, rrf or learned (default: learned when the decision ships a ranker, else dense).")] = None,
 ) -> None:
     """Check text against the claim store: flagged or not, the matched claim, the evidence
     and the top candidate claims."""

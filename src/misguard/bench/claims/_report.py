@@ -77,6 +77,8 @@ def render_tables(log_path: Path, output: Path, console: Console) -> dict:
         "offline decision across sources (CV by claim)": (lambda r: r.get("logistic_cv"), "matched"),
     }
     for name, (pred, matched) in methods.items():
+        if not rows:
+            break
         table = Table(title=f"{name}; store {summary['store']['claims'] if summary['store'] else '?'} claims")
         lines = [f"**{name}**", "", "| attack / language | false acc | factual acc | ASR | top-1 right claim id | n false / true |",
                  "|---|---:|---:|---:|---:|---:|"]
@@ -254,7 +256,7 @@ def _checkthat_tables(events, summary: dict, emit) -> None:
                  f"{r['rrf_mrr']:.3f}", f"{r['rrf_map5']:.3f}", f"{r['rrf_recall_candidates']:.3f}", str(r["rrf_n"])]
                 for r in social]
         summary["checkthat_social"] = social
-        emit(*_table("CheckThat-2020 train + dev tweets: social-media normalisation steps",
+        emit(*_table("CheckThat-2020 dev tweets: social-media normalisation steps",
                      ["variant", "P@1 dense", "P@1 BM25", "P@1 RRF", "MRR RRF", "MAP@5 RRF", "right claim among candidates", "tweets"], body))
     ranking = list(_latest(events, "ranking").values())
     if ranking:
