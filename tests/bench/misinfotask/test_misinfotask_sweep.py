@@ -85,7 +85,7 @@ def test_unusable_judge_answers_are_missing_not_zero(tmp_path):
 
 
 async def test_judges_see_the_rewritten_text(tmp_path, monkeypatch):
-    monkeypatch.setitem(DEFENSES._entries, "test-upper", Entry("test-upper", lambda s: [RewriteAll()], {"description": "t"}))
+    monkeypatch.setitem(DEFENSES._entries, "test-upper", Entry("test-upper", lambda context, params: [RewriteAll()], {"description": "t", "settings_key": None}))
     comps = components()
     record = await run_one(
         TASKS[0], 0, config(defense="test-upper"), Settings(), comps, background=(), events_path=tmp_path / "e.jsonl"
@@ -113,13 +113,15 @@ def test_cli_runs_on_shipped_tasks_and_rejects_unknown_defense(tmp_path):
     assert "MT (LLM judge" in out.output
     keys = [json.loads(line).get("key") for line in (tmp_path / "ok" / "runlog.jsonl").read_text().splitlines()[1:]]
     assert sorted(keys) == ["0:0", "0:1"]
-    bad = runner.invoke(app, [*base, "--defense", "argus", "--output", str(tmp_path / "bad")])
-    assert bad.exit_code == 2 and "Unknown defense 'argus'" in bad.output
+    bad = runner.invoke(app, [*base, "--defense", "nonexistent", "--output", str(tmp_path / "bad")])
+    assert bad.exit_code == 2 and "nonexistent" in bad.output and "argus" in bad.output  # choices from the registry
+    bad_param = runner.invoke(app, [*base, "--defense", "argus", "--defense-param", "alpha=high", "--output", str(tmp_path / "bad")])
+    assert bad_param.exit_code == 2 and "bad parameter for defense 'argus': alpha" in bad_param.output
     missing = runner.invoke(app, ["bench", "misinfotask", "--data", str(tmp_path / "nope.json")])
     assert missing.exit_code == 2 and "no such file" in missing.output
     help_text = runner.invoke(app, ["bench", "misinfotask", "--help"]).output
-    for option in ("--data", "--model", "--attack", "--defense", "--topology", "--rounds", "--tasks",
-                   "--seeds", "--concurrency", "--output", "--executor"):
+    for option in ("--data", "--model", "--attack", "--defense", "--defense-param", "--rectifier-model", "--topology",
+                   "--rounds", "--tasks", "--seeds", "--concurrency", "--output", "--executor"):
         assert option in help_text
 
 
