@@ -125,6 +125,24 @@ def samples_from_log(log: EventLog, embedder: Embedder) -> list[GraphSample]:
     return out
 
 
+def _fit(model: Any, optimiser: Any, tensors: list[Any], weight: Any, epochs: int) -> float:
+    """Adam over the samples in shuffled order; returns the last epoch's mean loss."""
+    torch = _torch()
+    loss_value = 0.0
+    for _ in range(epochs):
+        order = list(range(len(tensors)))
+        random.shuffle(order)
+        loss_value = 0.0
+        for i in order:
+            x, adj, y = tensors[i]
+            optimiser.zero_grad()
+            loss = torch.nn.functional.binary_cross_entropy_with_logits(model(x, adj), y, pos_weight=weight)
+            loss.backward()
+            optimiser.step()
+            loss_value += float(loss.detach())
+    return loss_value / max(1, len(tensors))
+
+
 def train_gsafeguard(
     event_logs: Sequence[str | Path], embedder: Embedder, output: str | Path, *,
     epochs: int = 200, hidden: int = 64, lr: float = 5e-3, seed: int = 0,
@@ -145,23 +163,17 @@ def train_gsafeguard(
     total = float(sum(len(s.labels) for s in samples))
     weight = torch.tensor((total - positives) / max(positives, 1.0))  # classes are unbalanced (1 of N)
     tensors = [(torch.tensor(s.features), torch.tensor(s.adjacency), torch.tensor(s.labels)) for s in samples]
-    loss_value = 0.0
-    for _ in range(epochs):
-        order = list(range(len(tensors)))
-        random.shuffle(order)
-        loss_value = 0.0
-        for i in order:
-            x, adj, y = tensors[i]
-            optimiser.zero_grad()
-            loss = torch.nn.functional.binary_cross_entropy_with_logits(model(x, adj), y, pos_weight=weight)
-            loss.backward()
-            optimiser.step()
-            loss_value += float(loss)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # a few dozen nodes: thread hand-offs cost more than they save
+    try:
+        loss_value = _fit(model, optimiser, tensors, weight, epochs)
+    finally:
+        torch.set_num_threads(threads)
     with torch.no_grad():
         correct = sum(int(((model(x, adj) > 0).float() == y).sum()) for x, adj, y in tensors)
     report = {
         "samples": len(samples), "nodes": int(total), "positives": int(positives),
-        "final_loss": loss_value / len(tensors), "train_accuracy": correct / total,
+        "final_loss": loss_value, "train_accuracy": correct / total,
         "epochs": epochs, "hidden": hidden, "lr": lr, "seed": seed,
         "embedder": embedder.describe(), "logs": [str(p) for p in event_logs],
     }
