@@ -57,7 +57,7 @@ def test_self_determined_graph_round_one():
 
 
 @pytest.mark.parametrize("topology", ["chain", "full", "circle", "star", "random"])
-def test_rustworkx_and_networkx_agree(topology):
+def test_igraph_and_networkx_agree(topology):
     graph = build_graph(topology, A, seed=3)
     ours = edge_betweenness(graph)
     reference = nx.edge_betweenness_centrality(graph, normalized=True)

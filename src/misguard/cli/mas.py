@@ -117,6 +117,66 @@ def _value(choice: Any) -> str:
     return choice.value if isinstance(choice, Enum) else str(choice)
 
 
+@bench_app.command("misinfotask-grid")
+@friendly_errors
+def misinfotask_grid(
+    ctx: typer.Context,
+    data: Annotated[Optional[str], typer.Option(help="MisinfoTask.json path (default as for `bench misinfotask`), or `sample`.")] = None,
+    model: Annotated[Optional[str], typer.Option(help="LLM spec of the agents (default: --llm); the LLM judge uses --llm.")] = None,
+    attacks: Annotated[str, typer.Option(help="Attacks, comma-separated.")] = "inject,tool,rag",
+    defenses: Annotated[str, typer.Option(help="Defenses, comma-separated.")] = "none,argus",
+    topologies: Annotated[str, typer.Option(help="Topologies, comma-separated.")] = "self,chain,full,circle,star",
+    rectifier_model: Annotated[Optional[str], typer.Option(help="LLM spec of the ARGUS rectifier.")] = None,
+    rounds: Annotated[int, typer.Option(min=1, help="Rounds of collaboration (paper: 5).")] = 5,
+    tasks: Annotated[Optional[str], typer.Option(help="Task ids (default: all).")] = None,
+    seeds: Annotated[str, typer.Option(help="Seeds, e.g. 0 or 0-2.")] = "0",
+    concurrency: Annotated[int, typer.Option(min=1, help="Runs in flight at once (Ray: actors).")] = 1,
+    output: Annotated[Path, typer.Option(help="One sub-directory per attack-defense-topology, plus report/.")] = Path("runs/misinfotask-grid"),
+    executor: Annotated[Executor, typer.Option(help="asyncio (in-process) or ray (local cluster, or RAY_ADDRESS).")] = Executor.asyncio,
+) -> None:
+    """Every attack x defense x topology (the paper's full sweep), each resumable, then the comparison report."""
+    from ..bench.misinfotask import (
+        Components,
+        SweepConfig,
+        default_dataset_path,
+        load_tasks,
+        parse_seeds,
+        parse_task_selection,
+        run_sweep,
+        sample_tasks_path,
+        write_comparison,
+        write_reports,
+    )
+
+    settings = settings_from(ctx)
+    path = sample_tasks_path() if data == "sample" else Path(data) if data else default_dataset_path(settings.data_dir)
+    records = load_tasks(path)
+    split = lambda text: [x.strip() for x in text.split(",") if x.strip()]  # noqa: E731
+    configs = []
+    try:
+        for attack in split(attacks):
+            for defense in split(defenses):
+                for topology in split(topologies):
+                    configs.append(SweepConfig(
+                        data=str(path), model=model or settings.llm.model, attack=attack, defense=defense,
+                        rectifier_model=rectifier_model, topology=topology, rounds=rounds,
+                        tasks=tuple(parse_task_selection(tasks, [t.id for t in records])),
+                        seeds=tuple(parse_seeds(seeds)), concurrency=concurrency, executor=executor.value,
+                    ))
+    except ValidationError as exc:
+        raise ConfigError(f"invalid options: {exc.errors()[0]['msg']}") from None
+    components = Components.build(settings, configs[0]) if executor is Executor.asyncio else None
+    dirs = []
+    for config in configs:
+        out = output / f"{config.attack}-{config.defense}-{config.topology}"
+        console.print(f"[bold]{out.name}[/]")
+        run_sweep(settings, config, records, out, console=console, components=components).close()
+        write_reports(out, seed=settings.seed)
+        dirs.append(out)
+    write_comparison(dirs, output / "report", seed=settings.seed)
+    console.print((output / "report" / "table1.md").read_text(), highlight=False, markup=False)
+
+
 @bench_app.command("misinfotask-report")
 @friendly_errors
 def misinfotask_report(

@@ -14,8 +14,10 @@ Later rounds: score = alpha * topology + beta * relevance + gamma * frequency, p
                message per edge; 0 without goals
     frequency  messages on the edge last round, min-max normalised (all equal -> 0.5)
 
-Betweenness comes from rustworkx (Rust, parallel) when installed, else networkx; the two
-agree (tested). It is cached per edge set: the graph does not change between rounds.
+Betweenness comes from igraph (C) when installed, else networkx; the two agree (tested).
+On 2000 agents x 10 out-edges igraph took 2.0 s where rustworkx took 3.2 s (parallel, both
+cores busy with other work) and networkx minutes. It is cached per edge set: the graph does
+not change between rounds.
 """
 
 from __future__ import annotations
@@ -73,19 +75,20 @@ class Localization:
 
 
 def edge_betweenness(graph: nx.DiGraph) -> dict[Edge, float]:
-    """Normalised edge betweenness of a directed graph (rustworkx if installed)."""
+    """Normalised edge betweenness of a directed graph: ordered pairs whose shortest paths
+    run through the edge, over n(n-1). igraph (C) when installed, else networkx."""
+    n = graph.number_of_nodes()
     try:
-        import rustworkx as rx
+        import igraph
     except ImportError:
         return {(str(a), str(b)): float(v) for (a, b), v in nx.edge_betweenness_centrality(graph, normalized=True).items()}
     nodes = list(graph.nodes())
-    index = {n: i for i, n in enumerate(nodes)}
-    rgraph = rx.PyDiGraph(multigraph=False)
-    rgraph.add_nodes_from(nodes)
+    index = {node: i for i, node in enumerate(nodes)}
     edge_list = list(graph.edges())
-    ids = rgraph.add_edges_from_no_data([(index[a], index[b]) for a, b in edge_list])
-    values = rx.digraph_edge_betweenness_centrality(rgraph, normalized=True)
-    return {(str(a), str(b)): float(values[i]) for (a, b), i in zip(edge_list, ids)}
+    g = igraph.Graph(n=n, edges=[(index[a], index[b]) for a, b in edge_list], directed=True)
+    scale = 1.0 / (n * (n - 1)) if n > 1 else 1.0
+    values = g.edge_betweenness(directed=True)
+    return {(str(a), str(b)): float(v) * scale for (a, b), v in zip(edge_list, values)}
 
 
 def _minmax(values: np.ndarray, equal: float = 0.5) -> np.ndarray:

@@ -210,3 +210,14 @@ def test_calibration_command_on_shipped_tasks(tmp_path):
     for key in ("relevance_threshold", "goal_dedup_threshold"):
         assert -1.0 <= result[key]["threshold"] <= 1.0 and 0.0 <= result[key]["auc"] <= 1.0
     assert result["tasks"] == [0, 1, 2]
+
+
+def test_grid_command_runs_every_combination_and_reports(tmp_path):
+    out = CliRunner().invoke(app, ["--llm", "mock", "--embedder", "hashing/64", "bench", "misinfotask-grid", "--data", "sample",
+                                   "--tasks", "0", "--rounds", "1", "--attacks", "inject", "--defenses", "none,argus",
+                                   "--topologies", "chain,star", "--output", str(tmp_path)])
+    assert out.exit_code == 0, out.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["inject-argus-chain", "inject-argus-star", "inject-none-chain",
+                                                          "inject-none-star", "report"]
+    table = (tmp_path / "report" / "table1.md").read_text()
+    assert "| argus / chain |" in table and "| none / star |" in table

@@ -92,7 +92,7 @@ def run_localization_bench(
         "later_round_s_median": statistics.median(later), "later_round_s_max": max(later),
         "embed_unique_sentences_s": embed_s, "unique_sentences": len(set(pool + poison)),
         "channels": len(channels), "hijacked_edge_sent_last_round_monitored": bool(hijacked_out & channels),
-        "betweenness": "rustworkx" if _has_rustworkx() else "networkx",
+        "betweenness": "igraph" if _has_igraph() else "networkx",
     }
     header = RunHeader(
         kind="bench.localization", settings=public_settings(settings),
@@ -114,9 +114,9 @@ def run_localization_bench(
     return row
 
 
-def _has_rustworkx() -> bool:
+def _has_igraph() -> bool:
     try:
-        import rustworkx  # noqa: F401
+        import igraph  # noqa: F401
     except ImportError:
         return False
     return True

@@ -257,8 +257,13 @@ def comparison_markdown(summaries: list[dict[str, Any]], *, seed: int = 0) -> st
     the relative MT change of each defense against attack-only on the same tasks (paired
     bootstrap), localization per round, and cost per defense."""
     attacks = sorted({s["config"].get("attack") for s in summaries})
-    labels = list(dict.fromkeys(s["defense_label"] for s in summaries))
-    cell = {(s["config"].get("attack"), s["defense_label"]): s for s in summaries}
+    several = len({s["config"].get("topology") for s in summaries}) > 1
+
+    def row_of(s: dict[str, Any]) -> str:
+        return s["defense_label"] + (f" / {s['config'].get('topology')}" if several else "")
+
+    labels = list(dict.fromkeys(row_of(s) for s in summaries))
+    cell = {(s["config"].get("attack"), row_of(s)): s for s in summaries}
     judges = sorted({j for s in summaries for m in s["metrics"].values() for j in m["judge"]})
     models = sorted({str(s["config"].get("model")) for s in summaries})
     out = [f"Agents: {', '.join(models)}; judges: {', '.join(judges)}. Mean [95% bootstrap CI] over tasks x seeds.", ""]
@@ -271,25 +276,25 @@ def comparison_markdown(summaries: list[dict[str, Any]], *, seed: int = 0) -> st
             for metric in METRICS:
                 row.append(_cell(s["metrics"][metric], "TSR" in metric) if s else "")
         out.append("| " + " | ".join(row) + " |")
-    out += ["", "Change against attack-only (`none`) on the same task:seed pairs, paired bootstrap 95% CI:", "",
+    out += ["", "Change against attack-only (`none`, same attack and topology) on the same task:seed pairs, paired bootstrap 95% CI:", "",
             "| attack | defense | metric | n | relative change | difference |", "| --- | --- | --- | --- | --- | --- |"]
-    for a in attacks:
-        base = next((s for s in summaries if s["config"].get("attack") == a and s["config"].get("defense") == "none"), None)
+    for s in summaries:
+        a, topo = s["config"].get("attack"), s["config"].get("topology")
+        if s["config"].get("defense") == "none":
+            continue
+        base = next((b for b in summaries if b["config"].get("attack") == a and b["config"].get("topology") == topo
+                     and b["config"].get("defense") == "none"), None)
         if base is None:
             continue
-        for label in labels:
-            s = cell.get((a, label))
-            if s is None or s is base:
+        for metric, (field, _) in METRICS.items():
+            if "MT" not in metric:
                 continue
-            for metric, (field, _) in METRICS.items():
-                if "MT" not in metric:
-                    continue
-                d = paired_reduction_ci(base["per_task"][field], s["per_task"][field], seed=seed)
-                if not d["n"]:
-                    continue
-                rel = "n/a" if d["change"] is None else f"{100 * d['change']:+.1f}% [{100 * d['lo']:+.1f}, {100 * d['hi']:+.1f}]"
-                out.append(f"| {a} | {label} | {metric} | {d['n']} | {rel} | "
-                           f"{d['diff']:+.2f} [{d['diff_lo']:+.2f}, {d['diff_hi']:+.2f}] |")
+            d = paired_reduction_ci(base["per_task"][field], s["per_task"][field], seed=seed)
+            if not d["n"]:
+                continue
+            rel = "n/a" if d["change"] is None else f"{100 * d['change']:+.1f}% [{100 * d['lo']:+.1f}, {100 * d['hi']:+.1f}]"
+            out.append(f"| {a} | {row_of(s)} | {metric} | {d['n']} | {rel} | "
+                       f"{d['diff']:+.2f} [{d['diff_lo']:+.2f}, {d['diff_hi']:+.2f}] |")
     out += ["", "Localization (monitored channels vs the hijacked agents' outgoing edges):", "",
             "| attack | defense | round | recall | precision | channels | runs |", "| --- | --- | --- | --- | --- | --- | --- |"]
     for s in summaries:
