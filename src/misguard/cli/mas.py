@@ -37,6 +37,17 @@ class Executor(str, Enum):
     ray = "ray"
 
 
+#: Options shared by the sweep commands.
+DataOption = Annotated[Optional[str], typer.Option("--data", help="MisinfoTask.json path, or `sample` for the shipped tasks (default <data_dir>/misinfotask/MisinfoTask.json, else ../shared/data/...).")]
+ModelOption = Annotated[Optional[str], typer.Option("--model", help="LLM spec of the agents (default: --llm); the LLM judge uses --llm.")]
+RectifierOption = Annotated[Optional[str], typer.Option("--rectifier-model", help="LLM spec of the ARGUS rectifier (default: defense.rectifier_model, else the agents' model).")]
+RoundsOption = Annotated[int, typer.Option("--rounds", min=1, help="Rounds of collaboration (paper: 5).")]
+TasksOption = Annotated[Optional[str], typer.Option("--tasks", help="Task ids, e.g. 0-9,12 (default: all).")]
+SeedsOption = Annotated[str, typer.Option("--seeds", help="Seeds, e.g. 0 or 0,1,2 or 0-4; each task runs once per seed.")]
+ConcurrencyOption = Annotated[int, typer.Option("--concurrency", min=1, help="Runs in flight at once (Ray: CPUs for a local cluster).")]
+ExecutorOption = Annotated[Executor, typer.Option("--executor", help="asyncio (in-process) or ray (local cluster, or RAY_ADDRESS).")]
+
+
 def register(app: typer.Typer) -> None:
     """The commands are added to `bench_app` at import time (see below)."""
 
@@ -60,47 +71,31 @@ def parse_params(pairs: list[str]) -> dict[str, Any]:
 @friendly_errors
 def misinfotask(
     ctx: typer.Context,
-    data: Annotated[Optional[str], typer.Option(help="MisinfoTask.json path, or `sample` for the shipped tasks (default <data_dir>/misinfotask/MisinfoTask.json, else ../shared/data/...).")] = None,
-    model: Annotated[Optional[str], typer.Option(help="LLM spec of the agents (default: --llm); the LLM judge uses --llm.")] = None,
+    data: DataOption = None,
+    model: ModelOption = None,
     attack: Annotated[AttackName, typer.Option(help="Misinformation attack.")] = AttackName("inject"),  # type: ignore[valid-type]
     defense: Annotated[DefenseName, typer.Option(help="Defense by registry name.")] = DefenseName("none"),  # type: ignore[valid-type]
     defense_param: Annotated[Optional[list[str]], typer.Option(help="KEY=VALUE overriding the defense's settings section, repeatable (e.g. dynamic_localization=false, alpha=0.3).")] = None,
-    rectifier_model: Annotated[Optional[str], typer.Option(help="LLM spec of the ARGUS rectifier (default: defense.rectifier_model, else the agents' model).")] = None,
+    rectifier_model: RectifierOption = None,
     claims_db: Annotated[Optional[str], typer.Option(help="Claim store directory to ground the defense in.")] = None,
     topology: Annotated[TopologyName, typer.Option(help="Communication graph (`self`: the planner decides).")] = TopologyName("self"),  # type: ignore[valid-type]
-    rounds: Annotated[int, typer.Option(min=1, help="Rounds of collaboration (paper: 5).")] = 5,
-    tasks: Annotated[Optional[str], typer.Option(help="Task ids, e.g. 0-9,12 (default: all).")] = None,
-    seeds: Annotated[str, typer.Option(help="Seeds, e.g. 0 or 0,1,2 or 0-4; each task runs once per seed.")] = "0",
-    concurrency: Annotated[int, typer.Option(min=1, help="Runs in flight at once (Ray: CPUs for a local cluster).")] = 1,
+    rounds: RoundsOption = 5,
+    tasks: TasksOption = None,
+    seeds: SeedsOption = "0",
+    concurrency: ConcurrencyOption = 1,
     output: Annotated[Path, typer.Option(help="Directory for the run log, event logs and reports; rerun to resume.")] = Path("runs/misinfotask"),
-    executor: Annotated[Executor, typer.Option(help="asyncio (in-process) or ray (local cluster, or RAY_ADDRESS).")] = Executor.asyncio,
+    executor: ExecutorOption = Executor.asyncio,
 ) -> None:
     """Run the multi-agent system on MisInfoTask under an attack and a defense, judge it, report MT and TSR."""
-    from ..bench.misinfotask import (
-        SweepConfig,
-        default_dataset_path,
-        load_tasks,
-        parse_seeds,
-        parse_task_selection,
-        results_table,
-        run_sweep,
-        sample_tasks_path,
-        write_reports,
-    )
+    from ..bench.misinfotask import results_table, run_sweep, write_reports
 
     settings = settings_from(ctx)
-    path = sample_tasks_path() if data == "sample" else Path(data) if data else default_dataset_path(settings.data_dir)
-    records = load_tasks(path)
-    try:
-        config = SweepConfig(
-            data=str(path), model=model or settings.llm.model, attack=_value(attack), defense=_value(defense),
-            defense_params=parse_params(defense_param or []), rectifier_model=rectifier_model, claims_db=claims_db,
-            topology=_value(topology), rounds=rounds,
-            tasks=tuple(parse_task_selection(tasks, [t.id for t in records])),
-            seeds=tuple(parse_seeds(seeds)), concurrency=concurrency, executor=executor.value,
-        )
-    except ValidationError as exc:
-        raise ConfigError(f"invalid options: {exc.errors()[0]['msg']}") from None
+    path, records = _records(settings, data)
+    config = _sweep_config(
+        path, records, tasks, seeds, model=model or settings.llm.model, attack=_value(attack), defense=_value(defense),
+        defense_params=parse_params(defense_param or []), rectifier_model=rectifier_model, claims_db=claims_db,
+        topology=_value(topology), rounds=rounds, concurrency=concurrency, executor=executor.value,
+    )
     log = run_sweep(settings, config, records, output, console=console)
     log.close()
     summary = write_reports(output, seed=settings.seed)
@@ -113,6 +108,27 @@ def misinfotask(
     )
 
 
+def _records(settings: Any, data: str | None) -> tuple[Path, list[Any]]:
+    """The MisInfoTask file `--data` names (or the default path) and its tasks."""
+    from ..bench.misinfotask import default_dataset_path, load_tasks, sample_tasks_path
+
+    path = sample_tasks_path() if data == "sample" else Path(data) if data else default_dataset_path(settings.data_dir)
+    return path, load_tasks(path)
+
+
+def _sweep_config(path: Path, records: list[Any], tasks: str | None, seeds: str, **fields: Any) -> Any:
+    """A validated SweepConfig (bad options become one ConfigError line)."""
+    from ..bench.misinfotask import SweepConfig, parse_seeds, parse_task_selection
+
+    try:
+        return SweepConfig(
+            data=str(path), tasks=tuple(parse_task_selection(tasks, [t.id for t in records])),
+            seeds=tuple(parse_seeds(seeds)), **fields,
+        )
+    except ValidationError as exc:
+        raise ConfigError(f"invalid options: {exc.errors()[0]['msg']}") from None
+
+
 def _value(choice: Any) -> str:
     return choice.value if isinstance(choice, Enum) else str(choice)
 
@@ -121,50 +137,33 @@ def _value(choice: Any) -> str:
 @friendly_errors
 def misinfotask_grid(
     ctx: typer.Context,
-    data: Annotated[Optional[str], typer.Option(help="MisinfoTask.json path (default as for `bench misinfotask`), or `sample`.")] = None,
-    model: Annotated[Optional[str], typer.Option(help="LLM spec of the agents (default: --llm); the LLM judge uses --llm.")] = None,
+    data: DataOption = None,
+    model: ModelOption = None,
     attacks: Annotated[str, typer.Option(help="Attacks, comma-separated.")] = "inject,tool,rag",
     defenses: Annotated[str, typer.Option(help="Defenses, comma-separated.")] = "none,argus",
     topologies: Annotated[str, typer.Option(help="Topologies, comma-separated.")] = "self,chain,full,circle,star",
-    rectifier_model: Annotated[Optional[str], typer.Option(help="LLM spec of the ARGUS rectifier.")] = None,
-    rounds: Annotated[int, typer.Option(min=1, help="Rounds of collaboration (paper: 5).")] = 5,
-    tasks: Annotated[Optional[str], typer.Option(help="Task ids (default: all).")] = None,
-    seeds: Annotated[str, typer.Option(help="Seeds, e.g. 0 or 0-2.")] = "0",
-    concurrency: Annotated[int, typer.Option(min=1, help="Runs in flight at once (Ray: actors).")] = 1,
+    rectifier_model: RectifierOption = None,
+    rounds: RoundsOption = 5,
+    tasks: TasksOption = None,
+    seeds: SeedsOption = "0",
+    concurrency: ConcurrencyOption = 1,
     output: Annotated[Path, typer.Option(help="One sub-directory per attack-defense-topology, plus report/.")] = Path("runs/misinfotask-grid"),
-    executor: Annotated[Executor, typer.Option(help="asyncio (in-process) or ray (local cluster, or RAY_ADDRESS).")] = Executor.asyncio,
+    executor: ExecutorOption = Executor.asyncio,
 ) -> None:
     """Every attack x defense x topology (the paper's full sweep), each resumable, then the comparison report."""
-    from ..bench.misinfotask import (
-        Components,
-        SweepConfig,
-        default_dataset_path,
-        load_tasks,
-        parse_seeds,
-        parse_task_selection,
-        run_sweep,
-        sample_tasks_path,
-        write_comparison,
-        write_reports,
-    )
+    from ..bench.misinfotask import Components, run_sweep, write_comparison, write_reports
 
     settings = settings_from(ctx)
-    path = sample_tasks_path() if data == "sample" else Path(data) if data else default_dataset_path(settings.data_dir)
-    records = load_tasks(path)
+    path, records = _records(settings, data)
     split = lambda text: [x.strip() for x in text.split(",") if x.strip()]  # noqa: E731
-    configs = []
-    try:
-        for attack in split(attacks):
-            for defense in split(defenses):
-                for topology in split(topologies):
-                    configs.append(SweepConfig(
-                        data=str(path), model=model or settings.llm.model, attack=attack, defense=defense,
-                        rectifier_model=rectifier_model, topology=topology, rounds=rounds,
-                        tasks=tuple(parse_task_selection(tasks, [t.id for t in records])),
-                        seeds=tuple(parse_seeds(seeds)), concurrency=concurrency, executor=executor.value,
-                    ))
-    except ValidationError as exc:
-        raise ConfigError(f"invalid options: {exc.errors()[0]['msg']}") from None
+    configs = [
+        _sweep_config(
+            path, records, tasks, seeds, model=model or settings.llm.model, attack=attack, defense=defense,
+            rectifier_model=rectifier_model, topology=topology, rounds=rounds, concurrency=concurrency,
+            executor=executor.value,
+        )
+        for attack in split(attacks) for defense in split(defenses) for topology in split(topologies)
+    ]
     components = Components.build(settings, configs[0]) if executor is Executor.asyncio else None
     dirs = []
     for config in configs:
@@ -221,13 +220,12 @@ def argus_calibrate(
     output: Annotated[Path, typer.Option(help="Where calibration.json goes.")] = Path("runs/argus-calibration"),
 ) -> None:
     """Calibrate ARGUS's relevance, goal de-duplication and pre-screen thresholds for the configured embedder."""
-    from ..bench.misinfotask import default_dataset_path, load_tasks, parse_task_selection, sample_tasks_path
+    from ..bench.misinfotask import parse_task_selection
     from ..bench.misinfotask._calibrate import calibrate_thresholds
     from ..embed import get_embedder
 
     settings = settings_from(ctx)
-    path = sample_tasks_path() if data == "sample" else Path(data) if data else default_dataset_path(settings.data_dir)
-    records = load_tasks(path)
+    path, records = _records(settings, data)
     chosen = set(parse_task_selection(tasks, [t.id for t in records]))
     result = calibrate_thresholds([t for t in records if t.id in chosen], get_embedder(None, settings.embed))
     result["data"] = str(path)
