@@ -84,10 +84,11 @@ class ArgusSettings(Section):
     """Weight of the previous round's message frequency on the edge."""
     top_k: int | None = Field(None, ge=1)
     """Channels monitored per round (default: number of agents + 1)."""
-    relevance_threshold: float = Field(0.86, ge=-1.0, le=1.0)
-    """Sentence-to-goals mean cosine counted as relevant (paper: 0.4 for an OpenAI embedder)."""
-    goal_dedup_threshold: float = Field(0.92, ge=-1.0, le=1.0)
-    """An inferred goal closer than this to a known one is a duplicate (paper: 0.7)."""
+    relevance_threshold: float = Field(0.875, ge=-1.0, le=1.0)
+    """Sentence-to-goals mean cosine counted as relevant (paper: 0.4 for an OpenAI embedder;
+    e5 on MisInfoTask tasks 60-107: best Youden cut 0.875, AUC only 0.56 on-topic)."""
+    goal_dedup_threshold: float = Field(0.842, ge=-1.0, le=1.0)
+    """An inferred goal closer than this to a known one is a duplicate (paper: 0.7; e5: 0.842, AUC 0.99)."""
     dynamic_localization: bool = True
     """False: keep round 1's (topology-only) channels every round (ablation)."""
     chain_of_thought: bool = True
@@ -100,8 +101,9 @@ class ArgusSettings(Section):
     """Ground the rectifier in the claim store when one is given."""
     prescreen: bool = False
     """Skip the rectifier LLM on messages far from the inferred goals and known false claims."""
-    prescreen_threshold: float = Field(0.84, ge=-1.0, le=1.0)
-    """Best sentence cosine to goals/false claims below which a message counts as clean."""
+    prescreen_threshold: float = Field(0.837, ge=-1.0, le=1.0)
+    """Best sentence cosine to goals/false claims below which a message counts as clean
+    (e5: keeps 95% of misinformation sentences, skips 11% of on-topic true ones)."""
     max_tokens: int = Field(400, ge=32)
     """Token limit of one rectifier answer."""
 
