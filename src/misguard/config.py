@@ -5,6 +5,11 @@
 The settings file is `./misguard.toml`, or the path in `MISGUARD_CONFIG`, or `--config`.
 Nested keys use `__` in environment variables: `MISGUARD_LLM__MODEL=openai/gpt-4o-mini`.
 Unknown keys anywhere are errors, never silently ignored.
+
+One naming rule for environment variables: every `MISGUARD_*` name is a settings field
+(`MISGUARD_<SECTION>__<FIELD>`), except `MISGUARD_CONFIG`, the settings file. A CLI option
+that reads the environment uses the name of the field it sets (`--postgres-url` reads
+`MISGUARD_MEMORY__POSTGRES_URL`), so no command is ever broken by another's variable.
 """
 
 from __future__ import annotations
@@ -36,8 +41,8 @@ class Section(BaseModel):
 class LLMSettings(Section):
     """How LLM calls are made. Every field applies to every backend unless noted."""
 
-    model: str = "local/smollm2"
-    """Backend and model, e.g. `local/smollm2`, `local//path/model.gguf`, `openai/gpt-4o-mini`, `mock`."""
+    model: str = "local/qwen2.5-1.5b"
+    """Backend and model, e.g. `local/qwen2.5-1.5b`, `local//path/model.gguf`, `openai/gpt-4o-mini`, `mock`."""
     base_url: str | None = None
     """OpenAI-compatible endpoint, e.g. `http://localhost:11434/v1` for Ollama."""
     api_key: SecretStr | None = None
@@ -57,6 +62,10 @@ class LLMSettings(Section):
     """Context window for the local backend."""
     n_threads: int | None = Field(None, ge=1)
     """CPU threads for the local backend (default: all cores)."""
+    parallel: int = Field(3, ge=1, le=64)
+    """Local backend: requests decoded together in one batch (llama.cpp server slots)."""
+    models_dir: Path | None = None
+    """Where model packs are assembled and verified (default ~/.cache/misguard/models)."""
 
 
 class EmbedSettings(Section):
@@ -133,6 +142,11 @@ class DefenseSettings(Section):
     g_safeguard: GSafeguardSettings = Field(default_factory=GSafeguardSettings)
 
 
+class MemorySettings(Section):
+    postgres_url: str | None = None
+    """postgresql://user@host:port/db for the memory guard's PostgreSQL store."""
+
+
 class Settings(BaseSettings):
     """All misguard settings."""
 
@@ -145,6 +159,7 @@ class Settings(BaseSettings):
 
     llm: LLMSettings = Field(default_factory=LLMSettings)
     embed: EmbedSettings = Field(default_factory=EmbedSettings)
+    memory: MemorySettings = Field(default_factory=MemorySettings)
     seed: int = 0
     """Seed for everything random outside the LLM (sampling, splits, graphs)."""
     data_dir: Path | None = None

@@ -38,7 +38,7 @@ def memory(
     scenarios: Annotated[int, typer.Option(help="Scenarios (task instances, 4-8 agents each) per seed.")] = 60,
     capabilities: Annotated[str, typer.Option(help="Adversary capabilities, e.g. C1,C2,C3 (C4 = adaptive).")] = "C1,C2,C3",
     backend: Annotated[str, typer.Option(help="Memory store: sqlite (embedded) or postgres.")] = "sqlite",
-    postgres_url: Annotated[str, typer.Option(help="postgresql://user@host:port/db for --backend postgres.", envvar="MISGUARD_MEMORY_POSTGRES_URL")] = "",
+    postgres_url: Annotated[str, typer.Option(help="postgresql://user@host:port/db for --backend postgres.", envvar="MISGUARD_MEMORY__POSTGRES_URL")] = "",
     encoder_steps: Annotated[int, typer.Option(help="Contrastive training steps.")] = 300,
     output: Annotated[Path, typer.Option(help="Directory for the run log, summary.json and stores.")] = Path("runs/bench-memory"),
 ) -> None:

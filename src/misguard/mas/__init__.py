@@ -2,7 +2,7 @@
 bounded memory, LLM-simulated tools, an interceptor seam for defenses and a versioned
 JSONL event log.
 
-    system = MultiAgentSystem(task, RoleLLMs(worker=get_llm("local/smollm2")), MASConfig(topology="star"))
+    system = MultiAgentSystem(task, RoleLLMs(worker=get_llm("local/qwen2.5-1.5b")), MASConfig(topology="star"))
     await system.plan()             # subtasks and graph; attacks modify system.agents now
     system.add_interceptor(defense) # every message passes through it before delivery
     result = await system.run()     # result.answer, result.log (EventLog), result.graph
