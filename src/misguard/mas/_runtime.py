@@ -33,7 +33,7 @@ from ..llm import LLM, GenerateOptions, RawCompletion, extract_json
 from ..prompts import PromptSet, load_prompts
 from ..types import ChatMessage, EdgeMessage, Usage
 from ._events import EventLog
-from ._interceptor import Interception, InterceptorAction, Interceptor, SystemView
+from ._interceptor import EventLogView, Interception, InterceptorAction, Interceptor, SystemView
 from ._memory import ShortTermMemory
 from ._task import Task, ToolSpec
 from ._topology import TOPOLOGIES, build_graph, graph_from_adjacency
@@ -405,9 +405,11 @@ class MultiAgentSystem:
 
     async def run_round(self, r: int) -> None:
         self.round = r
-        view = SystemView(self.graph, r, self.log)
+        view = SystemView(self.graph.copy(), r, EventLogView(self.log), tuple(self.agent_ids))
         for interceptor in self.interceptors:
-            await interceptor.start_round(view)
+            report = await interceptor.start_round(view)
+            if report:
+                self.log.add("interceptor_round", round=r, interceptor=interceptor.name, **report)
         outgoing = await asyncio.gather(*(self._worker_turn(self.agents[a], r) for a in self.agent_ids))
         sent = [m for m in outgoing if m is not None]
         decisions = await asyncio.gather(*(self._intercept(m, view) for m in sent))
