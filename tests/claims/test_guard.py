@@ -124,3 +124,16 @@ def test_the_score_does_not_depend_on_the_size_of_the_store(tmp_path, embedder, 
     assert small_v.evidence[0].claim.id == big_v.evidence[0].claim.id == "S03"
     assert small_v.score == pytest.approx(big_v.score)
     big.close()
+
+
+def test_concurrent_checks_from_worker_threads_agree_with_serial_ones(guard):
+    """The service checks on worker threads; concurrent calls must give the serial answers."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    texts = ["Goldfish can only remember things for three seconds", "Octopuses have three hearts",
+             "Vikings wore helmets with horns into battle", "The market opens at eight"] * 6
+    expected = [(v.flagged, round(v.score, 6)) for v in ClaimGuard(guard.store, decision=guard.decision).check_many(texts)]
+    with ThreadPoolExecutor(max_workers=6) as pool:
+        got = list(pool.map(lambda t: guard.check(t), texts))
+    assert [(v.flagged, round(v.score, 6)) for v in got] == expected
+    assert guard.cache_hits > 0  # repeated texts answered from the cache

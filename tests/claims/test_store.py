@@ -115,3 +115,46 @@ def test_search_is_the_same_with_and_without_the_blas_thread_limit(store, embedd
     plain = store.search(queries, 5)
     assert np.array_equal(limited[0], plain[0]) and np.array_equal(limited[1], plain[1])
     assert [store.get_slots([s])[s].id for s in limited[1][:, 0]] == ids
+
+
+def test_store_is_readable_from_other_threads(store, embedder):
+    """A store opened on one thread is read on another (a service's worker threads); each
+    thread gets its own SQLite connection instead of a ProgrammingError."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def read(_: int) -> tuple[str | None, int]:
+        return store.get("S03").id, store.stored_generation()
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        results = list(pool.map(read, range(16)))
+    assert results == [("S03", store.generation)] * 16
+
+
+def test_stored_generation_sees_another_process_ingest(tmp_path, store, embedder):
+    other = ClaimStore.open(store.path, embedder)
+    try:
+        other.add([claim("X1", "A brand new claim about lighthouses")])
+        assert store.stored_generation() == other.generation == store.generation + 1
+    finally:
+        other.close()
+
+
+def test_closed_store_refuses_new_threads(tmp_path, embedder):
+    import threading
+
+    s = ClaimStore.open(tmp_path / "closed", embedder, create=True)
+    s.close()
+    errors: list[Exception] = []
+    worker = threading.Thread(target=lambda: errors.append(_capture(lambda: s.get("x"))))
+    worker.start()
+    worker.join()
+    assert isinstance(errors[0], StoreError) and "closed" in str(errors[0])
+
+
+def _capture(fn):
+    try:
+        fn()
+    except Exception as exc:  # noqa: BLE001 - the test inspects it
+        return exc
+    return None
+

@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager, nullcontext
@@ -70,7 +71,7 @@ class ClaimStore:
     def __init__(self, path: Path, embedder: Embedder, conn: sqlite3.Connection) -> None:
         self.path = path
         self.embedder = embedder
-        self._conn = conn
+        self._connections = _ThreadConnections(path / "claims.sqlite", conn)
         self._blas: Any = None  # threadpoolctl controller, made on first search (False: absent)
         self._load_index()
 
@@ -91,7 +92,7 @@ class ClaimStore:
             except OSError as exc:
                 raise StoreError(f"Cannot create the claim store directory {path}: {exc}") from None
         try:
-            conn = sqlite3.connect(db, timeout=30.0, isolation_level=None)
+            conn = _connect(db)
             conn.executescript(_SCHEMA)
             meta = dict(conn.execute("SELECT key, value FROM meta"))
         except sqlite3.DatabaseError as exc:
@@ -108,8 +109,15 @@ class ClaimStore:
             )
         return cls(path, embedder, conn)
 
+    @property
+    def _conn(self) -> sqlite3.Connection:
+        """This thread's connection: a store opened on one thread can be read from any other
+        (a web service checks on worker threads). Writes to the in-memory index (`add`)
+        must still be serialised by the caller."""
+        return self._connections.get()
+
     def close(self) -> None:
-        self._conn.close()
+        self._connections.close()
 
     def __enter__(self) -> ClaimStore:
         return self
@@ -159,6 +167,11 @@ class ClaimStore:
 
     def __len__(self) -> int:
         return int(self.vectors.shape[0])
+
+    def stored_generation(self) -> int:
+        """The generation committed on disk: it differs from `generation` once another
+        process has ingested (reopen the store to serve the new claims)."""
+        return int(self._meta()["generation"])
 
     # -- writing -------------------------------------------------------------------------
 
@@ -460,6 +473,43 @@ def _save(path: Path, array: np.ndarray) -> None:
         fh.flush()
         os.fsync(fh.fileno())
     os.replace(tmp, path)
+
+
+def _connect(db: Path) -> sqlite3.Connection:
+    # check_same_thread=False only so that `close()` may close every thread's connection;
+    # each connection is otherwise used by the thread that made it (`_ThreadConnections`).
+    return sqlite3.connect(db, timeout=30.0, isolation_level=None, check_same_thread=False)
+
+
+class _ThreadConnections:
+    """One SQLite connection per thread, all closed together. SQLite itself then isolates
+    the threads (a transaction on one connection is invisible to the others until commit)."""
+
+    def __init__(self, db: Path, first: sqlite3.Connection) -> None:
+        self.db = db
+        self._local = threading.local()
+        self._local.conn = first
+        self._all = [first]
+        self._lock = threading.Lock()
+        self._closed = False
+
+    def get(self) -> sqlite3.Connection:
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            with self._lock:
+                if self._closed:
+                    raise StoreError(f"The claim store at {self.db.parent} is closed; open it again")
+                conn = _connect(self.db)
+                self._all.append(conn)
+            self._local.conn = conn
+        return conn
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            for conn in self._all:
+                conn.close()
+            self._all.clear()
 
 
 def _set_meta(conn: sqlite3.Connection, **values: str) -> None:
