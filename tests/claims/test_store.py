@@ -158,3 +158,18 @@ def _capture(fn):
         return exc
     return None
 
+
+def test_remove_deletes_by_id_and_keeps_the_others_searchable(store, embedder):
+    before = len(store)
+    keep_vec = store.vectors[store.slot_of("S13")].copy()
+    assert store.remove(["S03", "missing-id", "S03"]) == 1
+    assert len(store) == before - 1 and store.get("S03") is None
+    assert np.allclose(store.vectors[store.slot_of("S13")], keep_vec)
+    _, slots = store.search(embedder.embed("Vikings wore helmets with horns into battle", "query"), 1)
+    assert store.get_slots(slots[0])[int(slots[0][0])].id == "S13"
+    reopened = ClaimStore.open(store.path, embedder)
+    try:
+        assert len(reopened) == before - 1 and [c.id for c in reopened.iter_claims()] == [c.id for c in store.iter_claims()]
+    finally:
+        reopened.close()
+    assert store.remove(["missing-id"]) == 0

@@ -282,6 +282,39 @@ class ClaimStore:
         self._load_flags()
         return IngestReport(len(new_ids), updated, unchanged, embedded, time.perf_counter() - started)
 
+    def remove(self, claim_ids: Iterable[str], *, source: str = "input") -> int:
+        """Delete claims by id, all or nothing; returns how many existed. The slots after
+        each removed one move down, in a new index generation (crash-safe like `add`)."""
+        wanted = list(dict.fromkeys(claim_ids))
+        gone = sorted(s for s in (self.slot_of(cid) for cid in wanted) if s is not None)
+        if not gone:
+            return 0
+        keep = np.ones(len(self), dtype=bool)
+        keep[gone] = False
+        new_slot = np.cumsum(keep) - 1
+        vectors, topic_ids = self.vectors[keep], self.topic_ids[keep]
+        hubs = hubness(vectors)
+        generation = self.generation + 1
+        files = [self.path / f"{kind}-{generation}.npy" for kind in ("index", "topics", "hubs")]
+        try:
+            for file, array in zip(files, (vectors, topic_ids, hubs)):
+                _save(file, array)
+            with _transaction(self._conn):
+                self._conn.executemany("DELETE FROM claims WHERE slot = ?", [(s,) for s in gone])
+                # Ascending order: each target slot is free (removed, or already moved down).
+                moves = [(int(new_slot[s]), s) for s in range(gone[0] + 1, len(keep)) if keep[s]]
+                self._conn.executemany("UPDATE claims SET slot = ? WHERE slot = ?", moves)
+                _set_meta(self._conn, generation=str(generation), count=str(len(vectors)))
+        except (OSError, sqlite3.Error) as exc:
+            for leftover in files:
+                leftover.unlink(missing_ok=True)
+            raise StoreError(f"Could not write {self.path} ({source}); nothing was changed: {exc}") from None
+        for kind in ("index", "topics", "hubs"):
+            (self.path / f"{kind}-{self.generation}.npy").unlink(missing_ok=True)
+        self.generation, self.vectors, self.topic_ids, self.hubs = generation, vectors, topic_ids, hubs
+        self._load_flags()
+        return len(gone)
+
     # -- reading -------------------------------------------------------------------------
 
     def search(
