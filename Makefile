@@ -8,7 +8,7 @@ export PIP_FIND_LINKS := $(strip $(PIP_FIND_LINKS) $(wildcard /opt/wheels))
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 PIP := $(BIN)/python -m pip install --quiet --constraint constraints.txt
 
-DEMO_EXTRAS := local,qwen-1-5b,openai,claims,mas,memory
+DEMO_EXTRAS := local,qwen-1-5b,openai,claims,mas,memory,service
 TEST_EXTRAS := $(DEMO_EXTRAS),qwen-0-5b,st,test,ray,postgres
 PYTEST_ARGS ?=
 

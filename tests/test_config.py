@@ -45,3 +45,13 @@ def test_secrets_are_not_logged():
 
     s = load_settings(llm={"api_key": "sk-secret"})
     assert "sk-secret" not in str(public_settings(s))
+
+
+def test_api_keys_come_comma_separated_from_the_environment(monkeypatch):
+    monkeypatch.setenv("MISGUARD_API_KEYS", "alpha, beta,,gamma")
+    monkeypatch.setenv("MISGUARD_ADMIN_KEYS", "root")
+    s = load_settings()
+    assert [k.get_secret_value() for k in s.api_keys] == ["alpha", "beta", "gamma"]
+    assert [k.get_secret_value() for k in s.admin_keys] == ["root"]
+    assert "alpha" not in repr(s)
+    assert load_settings(api_keys=["cli"]).api_keys[0].get_secret_value() == "cli"
