@@ -10,6 +10,8 @@
   ].join(",");
   const SKIP = "script, style, noscript, nav, textarea, input, [contenteditable='true'], .misguard-note, .misguard-notice";
   const MIN_CHARS = 40; // shorter blocks (buttons, bylines) rarely state a claim
+  const MIN_CHARS_DENSE = 12; // the same for scripts that say as much in fewer characters
+  const DENSE_SCRIPT = /[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]/;
   const MAX_CHARS = 4000;
   const BATCH = 32;
   const RESCAN_MS = 400; // debounce for text added after the first paint
@@ -33,7 +35,7 @@
       if (sent.has(el) || el.closest(SKIP)) continue;
       if (el.querySelector(BLOCKS)) continue; // a container: its inner blocks are checked instead
       const text = (el.innerText || "").replace(/\s+/g, " ").trim();
-      if (text.length < MIN_CHARS || !isVisible(el)) continue;
+      if (text.length < (DENSE_SCRIPT.test(text) ? MIN_CHARS_DENSE : MIN_CHARS) || !isVisible(el)) continue;
       sent.add(el);
       found.push({ el, text: text.slice(0, MAX_CHARS) });
     }
