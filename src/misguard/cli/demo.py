@@ -20,6 +20,7 @@ SECTIONS: list[tuple[str, str]] = [
     ("Multi-agent system under a misinformation attack (ARGUS setting)", "misguard.cli.demo_mas"),
     ("Shared memory: poisoning detection and repair", "misguard.cli.demo_memory"),
     ("Claim guard: multilingual retrieval-augmented misinformation detection", "misguard.cli.demo_claims"),
+    ("Web service: the claim guard over HTTP (what the browser extension calls)", "misguard.cli.demo_service"),
 ]
 
 

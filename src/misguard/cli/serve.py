@@ -71,12 +71,12 @@ def bench_service(
     output: Annotated[Path, typer.Option(help="Directory for the run log and summary.")] = Path("runs/bench-service"),
     duration: Annotated[float, typer.Option(help="Seconds of sustained load per phase.")] = 60.0,
     concurrency: Annotated[int, typer.Option(help="Requests in flight at once.")] = 16,
-    texts: Annotated[Optional[Path], typer.Option(help="JSONL rows with 'text' to send (default: the shipped demo texts).")] = None,
-    repeat_share: Annotated[float, typer.Option(help="Share of requests that repeat an earlier text (cache).")] = 0.0,
+    texts: Annotated[Optional[Path], typer.Option(help="Texts to send: any claim file (JSONL with 'text', CSV, LIAR TSV); default the shipped sample, made unique by suffixes.")] = None,
+    repeat_duration: Annotated[float, typer.Option(help="Seconds of repeated texts (answered from the cache).")] = 20.0,
 ) -> None:
     """Start `misguard serve` on loopback and drive it with single-text checks: requests/s,
     p50/p95 latency, errors and the server's RSS over time."""
     from ..bench.service import run_service_bench
 
     run_service_bench(settings_from(ctx), db, output, duration=duration, concurrency=concurrency,
-                      texts_file=texts, repeat_share=repeat_share, console=console)
+                      texts_file=texts, repeat_duration=repeat_duration, console=console)

@@ -8,11 +8,12 @@ Prometheus metrics and SSRF-safe page fetching. Needs the `service` extra.
 
 from ._app import create_app, default_guard_factory
 from ._fetch import FetchedPage, PageFetcher, UnsafeURLError, any_address, public_only
+from ._process import ServiceProcess, rss_mb
 from ._runner import GuardRunner
 from ._security import KeyRing, Scope, key_id
 from ._settings import ServiceSettings
 
 __all__ = [
-    "FetchedPage", "GuardRunner", "KeyRing", "PageFetcher", "Scope", "ServiceSettings", "UnsafeURLError",
-    "any_address", "create_app", "default_guard_factory", "key_id", "public_only",
+    "FetchedPage", "GuardRunner", "KeyRing", "PageFetcher", "Scope", "ServiceProcess", "ServiceSettings", "UnsafeURLError",
+    "any_address", "create_app", "default_guard_factory", "key_id", "public_only", "rss_mb",
 ]

@@ -79,8 +79,10 @@ class GuardRunner:
     # -- lifecycle -----------------------------------------------------------------------
 
     async def start(self) -> None:
-        """Open the store (on the worker thread) and start batching."""
+        """Open the store and load the embedder (on the worker thread: ready means the
+        first check is not a model load), then start batching."""
         await self.run(self._open)
+        await self.run(self.embedder.embed, ["warm-up"], "query")
         self._queue = asyncio.Queue()
         self._task = asyncio.create_task(self._loop(), name="misguard-batcher")
 

@@ -1,0 +1,223 @@
+"""Load test of `misguard serve` on loopback: the real CLI in a subprocess, driven by an
+asyncio client with a fixed number of requests in flight, one text per request.
+
+Two phases: `unique` (every text new: cache misses, the guard's real throughput) and
+`repeat` (texts already sent: answered from the verdict cache). Each second the log gets
+completed requests, errors, latencies and the server's RSS; the summary is rendered from
+the log.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import random
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ...config import Settings
+from ...errors import ConfigError, MissingExtraError
+from ...runlog import RunHeader, RunLog, public_settings, read_runlog
+from ...service import ServiceProcess, rss_mb
+
+#: Texts from the shipped sample when no --texts file is given (each made unique by a suffix).
+_SAMPLE = "sample_claims.jsonl"
+
+
+@dataclass(frozen=True)
+class LoadParams:
+    duration_s: float = 60.0
+    repeat_duration_s: float = 20.0
+    warmup_s: float = 5.0
+    concurrency: int = 16
+    repeat_pool: int = 200
+    seed: int = 0
+
+
+def load_texts(path: Path | None) -> list[str]:
+    """Query texts: any claim file `misguard claims add` reads (JSONL with 'text', CSV,
+    LIAR TSV, ...), or the shipped sample claims."""
+    from ...claims import read_claims
+
+    if path is None:
+        with resources.as_file(resources.files("misguard.claims").joinpath("data", _SAMPLE)) as sample:
+            return [c.text for c in read_claims(sample)]
+    return list(dict.fromkeys(c.text for c in read_claims(path)))
+
+
+def unique_texts(texts: list[str], seed: int) -> Iterator[str]:
+    """Every text once in a seeded order, then again with a numbered suffix: never a repeat."""
+    order = list(texts)
+    random.Random(seed).shuffle(order)
+    round_ = 0
+    while True:
+        for text in order:
+            yield text if round_ == 0 else f"{text} ({round_})"
+        round_ += 1
+
+
+async def _drive(
+    server: ServiceProcess, phase: str, duration_s: float, concurrency: int, next_text: Callable[[], str],
+    runlog: RunLog | None,
+) -> None:
+    """`concurrency` workers post single texts for `duration_s`; one log event per second."""
+    import httpx
+
+    latencies: list[float] = []
+    errors: list[str] = []
+    completed = 0
+    stop_at = time.perf_counter() + duration_s
+    headers = {"Authorization": f"Bearer {server.key}"}
+    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+
+    async def worker(client: httpx.AsyncClient) -> None:
+        nonlocal completed
+        while time.perf_counter() < stop_at:
+            started = time.perf_counter()
+            try:
+                response = await client.post("/v1/check", json={"text": next_text()}, headers=headers)
+                ok = response.status_code == 200 and len(response.json()["results"]) == 1
+                if not ok:
+                    errors.append(f"HTTP {response.status_code}")
+            except (httpx.HTTPError, ValueError, KeyError) as exc:
+                errors.append(type(exc).__name__)
+                continue
+            if ok:
+                latencies.append(time.perf_counter() - started)
+                completed += 1
+
+    async def sampler() -> None:
+        second = 0
+        while time.perf_counter() < stop_at:
+            await asyncio.sleep(1.0)
+            second += 1
+            done, lat, errs = completed, list(latencies), list(errors)
+            latencies.clear()
+            errors.clear()
+            if runlog is not None:
+                runlog.write("second", key=f"{phase}-{second}", phase=phase, second=second, completed=len(lat),
+                             errors=len(errs), error_kinds=sorted(set(errs)), latencies_ms=[round(x * 1000, 2) for x in lat],
+                             rss_mb=round(rss_mb(server.pid), 1), total_completed=done)
+
+    async with httpx.AsyncClient(base_url=server.url, timeout=30, limits=limits) as client:
+        await asyncio.gather(sampler(), *(worker(client) for _ in range(concurrency)))
+
+
+def run_service_bench(
+    settings: Settings, db: Path, output: Path, *, duration: float = 60.0, concurrency: int = 16,
+    texts_file: Path | None = None, repeat_duration: float = 20.0, console: Any = None,
+) -> dict[str, Any]:
+    """Start the server, run the warm-up, `unique` and `repeat` phases, write the summary."""
+    try:
+        import httpx  # noqa: F401
+    except ImportError:
+        raise MissingExtraError("httpx", "service", "the service load test") from None
+    if not (db / "claims.sqlite").is_file():
+        raise ConfigError(f"No claim store at {db}; build one with: misguard claims add --db {db} FILE")
+    say = console.print if console is not None else (lambda *_: None)
+    params = LoadParams(duration_s=duration, repeat_duration_s=repeat_duration, concurrency=concurrency, seed=settings.seed)
+    texts = load_texts(texts_file)
+    output.mkdir(parents=True, exist_ok=True)
+    server = ServiceProcess(db, output / "server.log", embedder=settings.embed.model,
+                            extra_args=["--rate-limit", "1000000/minute", "--log-level", "warning"])
+    header = RunHeader(
+        kind="bench.service", settings=public_settings(settings), seeds={"texts": params.seed},
+        components={"server": {"command": server.command[2:], "db": str(db), "embedder": settings.embed.model},
+                    "client": {"library": "httpx", "concurrency": concurrency, "texts_per_request": 1}},
+        params={**params.__dict__, "texts_file": str(texts_file) if texts_file else f"misguard.claims/{_SAMPLE}",
+                "distinct_texts": len(texts), "cpu_count": os.cpu_count()},
+    )
+    # A load test measures one uninterrupted run: never resumed, always a fresh log.
+    runlog = RunLog.open(output / "runlog.jsonl", header, resume=False)
+    fresh = unique_texts(texts, params.seed)
+    sent: list[str] = []
+
+    def next_unique() -> str:
+        text = next(fresh)
+        sent.append(text)
+        return text
+
+    rng = random.Random(params.seed)
+    try:
+        server.start()
+        server.check_texts([next_unique()])  # loads the embedder: not part of any timed phase
+        say(f"server up on {server.url} (RSS {rss_mb(server.pid):.0f} MB); warm-up {params.warmup_s:.0f} s")
+        asyncio.run(_drive(server, "warmup", params.warmup_s, concurrency, next_unique, None))
+        pool = sent[-params.repeat_pool:]  # already answered: these are in the verdict cache
+        say(f"unique texts for {duration:.0f} s at concurrency {concurrency} ...")
+        asyncio.run(_drive(server, "unique", duration, concurrency, next_unique, runlog))
+        say(f"repeated texts for {repeat_duration:.0f} s ...")
+        asyncio.run(_drive(server, "repeat", repeat_duration, concurrency, lambda: rng.choice(pool), runlog))
+        import httpx
+
+        metrics = httpx.get(f"{server.url}/metrics", timeout=10).text
+        runlog.write("server_metrics", texts=_texts_checked(metrics))
+    finally:
+        server.stop()
+        runlog.close()
+    summary = summarise(output / "runlog.jsonl")
+    (output / "summary.json").write_text(json.dumps(summary, indent=1))
+    (output / "summary.md").write_text(render_summary(summary))
+    say(render_summary(summary))
+    return summary
+
+
+def _texts_checked(metrics: str) -> dict[str, float]:
+    out = {}
+    for line in metrics.splitlines():
+        if line.startswith("misguard_texts_checked_total{"):
+            outcome = line.split('outcome="')[1].split('"')[0]
+            out[outcome] = float(line.rsplit(" ", 1)[1])
+    return out
+
+
+def summarise(path: Path) -> dict[str, Any]:
+    """Per-phase throughput, latency percentiles, errors and RSS, from the run log."""
+    header, events = read_runlog(path)
+    summary: dict[str, Any] = {"run_id": header.run_id, "created": header.created, "params": header.params,
+                               "server": header.components.get("server"), "phases": {}}
+    for phase in ("unique", "repeat"):
+        seconds = [e.data for e in events if e.type == "second" and e.data["phase"] == phase]
+        if not seconds:
+            continue
+        latencies = np.array([x for s in seconds for x in s["latencies_ms"]] or [0.0])
+        per_second = np.array([s["completed"] for s in seconds])
+        rss = np.array([s["rss_mb"] for s in seconds])
+        minutes = np.arange(len(rss)) / 60.0
+        slope = float(np.polyfit(minutes, rss, 1)[0]) if len(rss) > 2 else float("nan")
+        summary["phases"][phase] = {
+            "seconds": len(seconds),
+            "requests": int(per_second.sum()),
+            "requests_per_s": round(float(per_second.sum()) / len(seconds), 1),
+            "requests_per_s_median_second": float(np.median(per_second)),
+            "requests_per_s_min_second": int(per_second.min()),
+            "latency_ms": {q: round(float(np.nanpercentile(latencies, p)), 1) for q, p in (("p50", 50), ("p95", 95), ("p99", 99))},
+            "errors": int(sum(s["errors"] for s in seconds)),
+            "error_kinds": sorted({k for s in seconds for k in s["error_kinds"]}),
+            "rss_mb": {"first": float(rss[0]), "last": float(rss[-1]), "max": float(rss.max())},
+            "rss_slope_mb_per_min": round(slope, 2),
+        }
+    metrics = [e.data for e in events if e.type == "server_metrics"]
+    if metrics:
+        summary["server_texts_checked"] = metrics[-1]["texts"]
+    return summary
+
+
+def render_summary(summary: dict[str, Any]) -> str:
+    lines = ["| phase | s | requests | req/s | median req/s (per second) | worst second | p50 ms | p95 ms | p99 ms | errors | RSS first/last/max MB | RSS slope MB/min |",
+             "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: |"]
+    for phase, p in summary["phases"].items():
+        lat, rss = p["latency_ms"], p["rss_mb"]
+        lines.append(f"| {phase} | {p['seconds']} | {p['requests']} | {p['requests_per_s']} | {p['requests_per_s_median_second']:g} | "
+                     f"{p['requests_per_s_min_second']} | {lat['p50']} | {lat['p95']} | {lat['p99']} | {p['errors']} | "
+                     f"{rss['first']:.0f} / {rss['last']:.0f} / {rss['max']:.0f} | {p['rss_slope_mb_per_min']} |")
+    if "server_texts_checked" in summary:
+        lines.append(f"\nserver's own count of texts checked: {summary['server_texts_checked']}")
+    return "\n".join(lines) + "\n"
