@@ -22,6 +22,7 @@ from typing import TypeVar
 
 from ..claims import ClaimGuard, ClaimStore
 from ..embed import Embedder
+from ..errors import StoreError
 from ..types import Verdict
 
 log = logging.getLogger("misguard.service")
@@ -122,10 +123,17 @@ class GuardRunner:
         if now - self._checked_at >= self.reload_check_s:
             self._checked_at = now
             if self._store.stored_generation() != self._store.generation:
-                log.info("claim store generation changed on disk; reopening %s", self.db)
-                self._store.close()
-                self._open()
-                self.reloads += 1
+                old = self._store
+                try:
+                    self._open()
+                except StoreError as exc:
+                    # e.g. the files of the generation just read were replaced by a newer
+                    # ingest meanwhile: keep serving the old store, try again next time.
+                    log.warning("could not reopen %s, serving the previous generation: %s", self.db, exc)
+                else:
+                    old.close()
+                    self.reloads += 1
+                    log.info("claim store generation changed on disk; reopened %s", self.db)
         assert self._guard is not None
         return self._guard
 
@@ -143,8 +151,9 @@ class GuardRunner:
     # -- internals -----------------------------------------------------------------------
 
     def _open(self) -> None:
-        self._store = ClaimStore.open(self.db, self.embedder)
-        self._guard = self.make_guard(self._store)
+        store = ClaimStore.open(self.db, self.embedder)
+        self._guard = self.make_guard(store)
+        self._store = store
         self._checked_at = time.monotonic()
 
     def _check_batch(self, texts: list[str]) -> list[Verdict]:
