@@ -11,7 +11,9 @@ from fastapi.testclient import TestClient
 
 from misguard.errors import MisguardError
 
-from .conftest import ADMIN_KEY, CHECK_KEY, auth, make_app
+from misguard.service import create_app
+
+from .conftest import ADMIN_KEY, CHECK_KEY, auth, make_app, make_settings
 
 FALSE_TEXT = "Goldfish can only remember things for three seconds"
 TRUE_TEXT = "Octopuses have three hearts and blue blood, which helps them in cold water"
@@ -213,3 +215,34 @@ def test_the_service_refuses_to_start_without_keys_or_store(db, tmp_path):
         make_app(db, api_keys=[], admin_keys=[])
     with pytest.raises(MisguardError, match="claims add"):
         make_app(tmp_path / "nowhere")
+
+
+def test_the_llm_judge_decides_from_the_runner_thread(db):
+    """With `judge` on, the guard's blocking judge call runs on the runner's worker thread
+    (no event loop there), and its answer is the verdict."""
+    from misguard.claims import ClaimGuard, LLMJudge, ThresholdDecision
+    from misguard.llm import get_llm
+
+    llm = get_llm("mock", outputs=["No"])
+
+    def judged(store):
+        return ClaimGuard(store, decision=ThresholdDecision(0.0), judge=LLMJudge(llm))
+
+    with TestClient(create_app(make_settings(db), make_guard=judged)) as client:
+        [result] = client.post("/v1/check", json={"text": FALSE_TEXT}, headers=auth()).json()["results"]
+    assert result["decided_by"] == "llm-judge-2" and result["flagged"] is False and len(llm.calls) == 1
+
+
+def test_default_guard_factory_builds_the_judge_from_settings(db):
+    from misguard.config import LLMSettings
+    from misguard.service import default_guard_factory
+
+    factory = default_guard_factory(make_settings(db, judge=True, threshold=0.5, llm=LLMSettings(model="mock")))
+    from misguard.claims import ClaimStore
+    from misguard.embed import get_embedder
+
+    from .conftest import HASHING
+
+    with ClaimStore.open(db, get_embedder(None, HASHING)) as store:
+        guard = factory(store)
+        assert guard.judge is not None and guard.decision.threshold == 0.5

@@ -27,6 +27,7 @@ from ..claims import (
     ClaimGuard,
     DocumentReport,
     JudgeAgent,
+    LLMJudge,
     Notification,
     ThresholdDecision,
     crawl,
@@ -37,6 +38,7 @@ from ..claims import (
 )
 from ..embed import Embedder, get_embedder
 from ..errors import DataError, MisguardError, MissingExtraError
+from ..llm import get_llm
 from ..types import Verdict
 from ._fetch import PageFetcher, UnsafeURLError, any_address, public_only
 from ._metrics import Metrics
@@ -59,13 +61,16 @@ log = logging.getLogger("misguard.service")
 
 
 def default_guard_factory(settings: ServiceSettings) -> GuardFactory:
-    """The guard the CLI serves: the shipped decision, or `decision` / `threshold`."""
+    """The guard the CLI serves: the shipped decision, or `decision` / `threshold`, and
+    the LLM judge when `judge` is set (its blocking calls run on the runner's thread,
+    outside the event loop)."""
     decision = None
     if settings.decision is not None:
         decision = load_decision(settings.decision)
     elif settings.threshold is not None:
         decision = ThresholdDecision(settings.threshold)
-    return lambda store: ClaimGuard(store, decision=decision)
+    judge = LLMJudge(get_llm(None, settings.llm)) if settings.judge else None
+    return lambda store: ClaimGuard(store, decision=decision, judge=judge)
 
 
 def create_app(

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
-from ..config import EmbedSettings
+from ..config import EmbedSettings, LLMSettings
 
 #: Origins of browser extensions (Chrome/Chromium, Edge, Firefox); allowed by CORS when
 #: `allow_extensions` is on. A key is still needed: CORS only decides who may read answers.
@@ -30,6 +30,9 @@ class ServiceSettings(BaseModel):
     """A fitted decision model (default: the one shipped for the embedder)."""
     threshold: float | None = None
     """A plain cosine threshold instead of the fitted decision (the naive baseline)."""
+    judge: bool = False
+    """Let the paper's LLM judge (`llm`) make the final call on each text (slow: one call per text)."""
+    llm: LLMSettings = Field(default_factory=LLMSettings)
     api_keys: list[SecretStr] = Field(default_factory=list)
     """Keys allowed to check texts and pages (`Authorization: Bearer KEY`)."""
     admin_keys: list[SecretStr] = Field(default_factory=list)
