@@ -246,3 +246,25 @@ def test_default_guard_factory_builds_the_judge_from_settings(db):
     with ClaimStore.open(db, get_embedder(None, HASHING)) as store:
         guard = factory(store)
         assert guard.judge is not None and guard.decision.threshold == 0.5
+
+
+def test_without_the_extra_the_error_names_it(db):
+    import subprocess
+    import sys
+    import textwrap
+
+    code = textwrap.dedent(f"""
+        import sys, importlib.abc
+        class Block(importlib.abc.MetaPathFinder):
+            def find_spec(self, name, path, target=None):
+                if name.split('.')[0] in ('fastapi', 'slowapi', 'starlette'):
+                    raise ImportError('blocked ' + name, name=name)
+        sys.meta_path.insert(0, Block())
+        from misguard.service import ServiceSettings, create_app
+        try:
+            create_app(ServiceSettings(db={str(db)!r}, api_keys=['k']))
+        except ImportError as exc:
+            print(exc)
+    """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert "pip install 'misguard[service]'" in out.stdout, out.stderr
