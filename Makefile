@@ -46,6 +46,10 @@ bench: install-test
 	@if [ -d "$(SHARED_DATA)/claims" ]; then \
 	  $(BIN)/misguard bench claims --data $(SHARED_DATA) --output runs/bench-claims --paper 300; \
 	else echo "bench claims skipped: no shared data at $(SHARED_DATA)"; fi
+	@if [ -d "$(SHARED_DATA)/claims/liar" ]; then \
+	  $(BIN)/misguard claims add --db runs/bench-service-store src/misguard/claims/data/sample_claims.jsonl $(SHARED_DATA)/claims/liar/test.tsv && \
+	  $(BIN)/misguard bench service --db runs/bench-service-store --texts $(SHARED_DATA)/claims/liar/train.tsv --output runs/bench-service; \
+	else echo "bench service skipped: no LIAR texts at $(SHARED_DATA)/claims/liar"; fi
 
 clean:
 	rm -rf $(VENV) runs .pytest_cache
