@@ -14,8 +14,12 @@ import ipaddress
 import socket
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ..errors import DataError, MissingExtraError
+
+if TYPE_CHECKING:  # httpx comes with the service extra, imported where used
+    import httpx
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 Resolver = Callable[[str, int], Awaitable[list[str]]]
@@ -94,7 +98,7 @@ class PageFetcher:
             import httpx
         except ImportError:
             raise MissingExtraError("httpx", "service", "fetching pages") from None
-        current = _parse(url, httpx)
+        current = _parse(url)
         async with httpx.AsyncClient(follow_redirects=False, trust_env=False, timeout=self.timeout_s) as client:
             for _ in range(self.max_redirects + 1):
                 address = await self._checked_address(current)
@@ -107,7 +111,7 @@ class PageFetcher:
                     response = await asyncio.wait_for(client.send(request, stream=True), self.timeout_s)
                     try:
                         if response.status_code in _REDIRECTS and "location" in response.headers:
-                            current = _parse(str(current.join(response.headers["location"])), httpx)
+                            current = _parse(str(current.join(response.headers["location"])))
                             continue
                         body = await asyncio.wait_for(self._read(response), self.timeout_s)
                     finally:
@@ -121,9 +125,9 @@ class PageFetcher:
                 )
         raise UnsafeURLError(f"more than {self.max_redirects} redirects from {url}")
 
-    async def _checked_address(self, url: object) -> str:
-        host = url.host  # type: ignore[attr-defined]
-        port = url.port or (443 if url.scheme == "https" else 80)  # type: ignore[attr-defined]
+    async def _checked_address(self, url: httpx.URL) -> str:
+        host = url.host
+        port = url.port or (443 if url.scheme == "https" else 80)
         try:
             addresses = [ipaddress.ip_address(host)]
         except ValueError:
@@ -137,13 +141,12 @@ class PageFetcher:
                 f"refusing to fetch {host!r}: it resolves to a non-public address ({', '.join(refused)}); "
                 "the service only fetches public addresses unless allow_private_urls is set"
             )
-        address = addresses[0]
-        return f"[{address}]" if address.version == 6 else str(address)
+        return str(addresses[0])  # httpx brackets an IPv6 host itself
 
-    async def _read(self, response: object) -> bytes:
+    async def _read(self, response: httpx.Response) -> bytes:
         chunks: list[bytes] = []
         size = 0
-        async for chunk in response.aiter_bytes():  # type: ignore[attr-defined]
+        async for chunk in response.aiter_bytes():
             size += len(chunk)
             if size > self.max_bytes:
                 raise UnsafeURLError(f"the page is larger than {self.max_bytes:,} bytes")
@@ -151,10 +154,12 @@ class PageFetcher:
         return b"".join(chunks)
 
 
-def _parse(url: str, httpx: object) -> object:
+def _parse(url: str) -> httpx.URL:
+    import httpx
+
     try:
-        parsed = httpx.URL(url)  # type: ignore[attr-defined]
-    except Exception as exc:  # httpx.InvalidURL and friends
+        parsed = httpx.URL(url)
+    except (httpx.InvalidURL, TypeError, ValueError) as exc:
         raise UnsafeURLError(f"not a URL: {exc}") from None
     if parsed.scheme not in ("http", "https"):
         raise UnsafeURLError(f"only http and https URLs can be fetched, not {parsed.scheme or 'no scheme'!r}")
