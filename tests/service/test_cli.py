@@ -38,3 +38,8 @@ def test_the_real_command_serves_checks_on_loopback(db, tmp_path):
         assert httpx.post(f"{server.url}/v1/check", json={"text": "x"}).status_code == 401
     assert server.proc is not None and server.proc.returncode is not None
     assert server.key not in (tmp_path / "server.log").read_text()
+
+
+def test_serve_without_a_fitted_decision_says_what_to_do(db):
+    result = runner.invoke(app, ["--embedder", "hashing/256", "serve", "--db", str(db), "--api-key", "k"])
+    assert result.exit_code == 2 and "--decision" in result.output

@@ -31,6 +31,7 @@ from ..claims import (
     Notification,
     ThresholdDecision,
     crawl,
+    default_decision,
     load_decision,
     read_claims,
     to_claimreview,
@@ -69,6 +70,9 @@ def default_guard_factory(settings: ServiceSettings) -> GuardFactory:
         decision = load_decision(settings.decision)
     elif settings.threshold is not None:
         decision = ThresholdDecision(settings.threshold)
+    else:
+        # Fails now, with what to do, rather than when the server starts.
+        decision = default_decision(settings.embed.model)
     judge = LLMJudge(get_llm(None, settings.llm)) if settings.judge else None
     return lambda store: ClaimGuard(store, decision=decision, judge=judge)
 
