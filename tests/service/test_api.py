@@ -237,7 +237,7 @@ def test_default_guard_factory_builds_the_judge_from_settings(db):
     from misguard.config import LLMSettings
     from misguard.service import default_guard_factory
 
-    factory = default_guard_factory(make_settings(db, judge=True, threshold=0.5, llm=LLMSettings(model="mock")))
+    factory = default_guard_factory(make_settings(db, judge=True, threshold=0.5, llm=LLMSettings(model="mock")), "hashing/256")
     from misguard.claims import ClaimStore
     from misguard.embed import get_embedder
 
@@ -268,3 +268,10 @@ def test_without_the_extra_the_error_names_it(db):
     """)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert "pip install 'misguard[service]'" in out.stdout, out.stderr
+
+
+def test_the_default_guard_uses_the_decision_shipped_for_e5(db):
+    from misguard.service import default_guard_factory
+
+    factory = default_guard_factory(make_settings(db), "e5/multilingual-e5-small-q4")
+    assert callable(factory)

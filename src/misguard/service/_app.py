@@ -61,7 +61,7 @@ from ._settings import EXTENSION_ORIGINS, ServiceSettings
 log = logging.getLogger("misguard.service")
 
 
-def default_guard_factory(settings: ServiceSettings) -> GuardFactory:
+def default_guard_factory(settings: ServiceSettings, embedder_spec: str) -> GuardFactory:
     """The guard the CLI serves: the shipped decision, or `decision` / `threshold`, and
     the LLM judge when `judge` is set (its blocking calls run on the runner's thread,
     outside the event loop)."""
@@ -72,7 +72,7 @@ def default_guard_factory(settings: ServiceSettings) -> GuardFactory:
         decision = ThresholdDecision(settings.threshold)
     else:
         # Fails now, with what to do, rather than when the server starts.
-        decision = default_decision(settings.embed.model)
+        decision = default_decision(embedder_spec)
     judge = LLMJudge(get_llm(None, settings.llm)) if settings.judge else None
     return lambda store: ClaimGuard(store, decision=decision, judge=judge)
 
@@ -107,9 +107,9 @@ def create_app(
     if not (settings.db / "claims.sqlite").is_file():
         raise MisguardError(f"No claim store at {settings.db}; create one with: misguard claims add --db {settings.db} FILE")
     metrics = Metrics()
+    embedder = embedder or get_embedder(None, settings.embed)
     runner = GuardRunner(
-        str(settings.db), embedder or get_embedder(None, settings.embed),
-        make_guard or default_guard_factory(settings), max_batch=settings.max_batch,
+        str(settings.db), embedder, make_guard or default_guard_factory(settings, embedder.spec), max_batch=settings.max_batch,
         window_s=settings.batch_window_ms / 1000, reload_check_s=settings.reload_check_s,
         on_batch=metrics.observe_batch,
     )
