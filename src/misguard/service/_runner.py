@@ -80,10 +80,10 @@ class GuardRunner:
     # -- lifecycle -----------------------------------------------------------------------
 
     async def start(self) -> None:
-        """Open the store and load the embedder (on the worker thread: ready means the
-        first check is not a model load), then start batching."""
+        """Open the store and warm the guard up (on the worker thread: ready means the
+        first check loads nothing), then start batching."""
         await self.run(self._open)
-        await self.run(self.embedder.embed, ["warm-up"], "query")
+        await self.run(self._warm_up)
         self._queue = asyncio.Queue()
         self._task = asyncio.create_task(self._loop(), name="misguard-batcher")
 
@@ -155,6 +155,12 @@ class GuardRunner:
         self._guard = self.make_guard(store)
         self._store = store
         self._checked_at = time.monotonic()
+
+    def _warm_up(self) -> None:
+        """Load the embedder and the topic agent's centroids (embedded on first use)."""
+        assert self._guard is not None
+        self.embedder.embed(["warm-up"], "query")
+        self._guard.topics.centroids("query")
 
     def _check_batch(self, texts: list[str]) -> list[Verdict]:
         started = time.perf_counter()
