@@ -104,7 +104,7 @@ async def _drive(
             if runlog is not None:
                 runlog.write("second", key=f"{phase}-{second}", phase=phase, second=second, completed=len(lat),
                              errors=len(errs), error_kinds=sorted(set(errs)), latencies_ms=[round(x * 1000, 2) for x in lat],
-                             rss_mb=round(rss_mb(server.pid), 1), total_completed=done)
+                             rss_mb=round(rss_mb(server.pid), 1), total_completed=done, load_avg_1m=_load_average())
 
     async with httpx.AsyncClient(base_url=server.url, timeout=30, limits=limits) as client:
         await asyncio.gather(sampler(), *(worker(client) for _ in range(concurrency)))
@@ -169,6 +169,14 @@ def run_service_bench(
     return summary
 
 
+def _load_average() -> float:
+    """The machine's 1-minute load average: how much the run competed for the cores."""
+    try:
+        return float(Path("/proc/loadavg").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return float("nan")
+
+
 def _texts_checked(metrics: str) -> dict[str, float]:
     out = {}
     for line in metrics.splitlines():
@@ -203,6 +211,7 @@ def summarise(path: Path) -> dict[str, Any]:
             "error_kinds": sorted({k for s in seconds for k in s["error_kinds"]}),
             "rss_mb": {"first": float(rss[0]), "last": float(rss[-1]), "max": float(rss.max())},
             "rss_slope_mb_per_min": round(slope, 2),
+            "load_avg_1m_median": float(np.median([s.get("load_avg_1m", np.nan) for s in seconds])),
         }
     metrics = [e.data for e in events if e.type == "server_metrics"]
     if metrics:
@@ -211,13 +220,14 @@ def summarise(path: Path) -> dict[str, Any]:
 
 
 def render_summary(summary: dict[str, Any]) -> str:
-    lines = ["| phase | s | requests | req/s | median req/s (per second) | worst second | p50 ms | p95 ms | p99 ms | errors | RSS first/last/max MB | RSS slope MB/min |",
-             "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: |"]
+    lines = ["| phase | s | requests | req/s | median req/s (per second) | worst second | p50 ms | p95 ms | p99 ms | errors | RSS first/last/max MB | RSS slope MB/min | load avg |",
+             "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: |"]
     for phase, p in summary["phases"].items():
         lat, rss = p["latency_ms"], p["rss_mb"]
         lines.append(f"| {phase} | {p['seconds']} | {p['requests']} | {p['requests_per_s']} | {p['requests_per_s_median_second']:g} | "
                      f"{p['requests_per_s_min_second']} | {lat['p50']} | {lat['p95']} | {lat['p99']} | {p['errors']} | "
-                     f"{rss['first']:.0f} / {rss['last']:.0f} / {rss['max']:.0f} | {p['rss_slope_mb_per_min']} |")
+                     f"{rss['first']:.0f} / {rss['last']:.0f} / {rss['max']:.0f} | {p['rss_slope_mb_per_min']} | "
+                     f"{p.get('load_avg_1m_median', float('nan')):.1f} |")
     if "server_texts_checked" in summary:
         lines.append(f"\nserver's own count of texts checked: {summary['server_texts_checked']}")
     return "\n".join(lines) + "\n"
