@@ -153,12 +153,15 @@ def run_service_bench(
         pool = sent[-params.repeat_pool:]  # already answered: these are in the verdict cache
         say(f"unique texts for {duration:.0f} s at concurrency {concurrency} ...")
         asyncio.run(_drive(server, "unique", duration, concurrency, next_unique, runlog))
+        say("the embedder and the guard alone, in this process, on new texts of the same kind (ceilings) ...")
+        runlog.write("ceilings", **ceilings(settings, db, [next(fresh) for _ in range(4000)], seconds=15.0,
+                                            batch=concurrency))
         say(f"repeated texts for {repeat_duration:.0f} s ...")
         asyncio.run(_drive(server, "repeat", repeat_duration, concurrency, lambda: rng.choice(pool), runlog))
         import httpx
 
         metrics = httpx.get(f"{server.url}/metrics", timeout=10).text
-        runlog.write("server_metrics", texts=_texts_checked(metrics))
+        runlog.write("server_metrics", texts=_texts_checked(metrics), batches=_batches(metrics))
     finally:
         server.stop()
         runlog.close()
@@ -169,12 +172,50 @@ def run_service_bench(
     return summary
 
 
+def ceilings(settings: Settings, db: Path, texts: list[str], *, seconds: float, batch: int) -> dict[str, Any]:
+    """What the machine allows right now, without HTTP: texts/s of the store's embedder
+    alone (one embedding per text) and of `ClaimGuard.check_many` in this process (which
+    embeds each text's segments too), `batch` texts per call, measured while the server
+    idles. On a shared machine the service's figure is read against these."""
+    from ...claims import ClaimGuard, ClaimStore
+    from ...embed import get_embedder
+
+    def rate(fn: Callable[[list[str]], object], pool: list[str]) -> dict[str, Any]:
+        fn(["warm-up"])
+        done, started, load = 0, time.perf_counter(), _load_average()
+        while time.perf_counter() - started < seconds and done + batch <= len(pool):
+            fn(pool[done : done + batch])
+            done += batch
+        elapsed = time.perf_counter() - started
+        return {"texts": done, "seconds": round(elapsed, 2), "texts_per_s": round(done / elapsed, 1), "load_avg_1m": load}
+
+    half = len(texts) // 2
+    embedder = get_embedder(None, settings.embed.model_copy(update={"memory_cache_size": 0}))
+    out: dict[str, Any] = {"batch": batch, "embedder_spec": embedder.spec}
+    out["embedder"] = rate(lambda t: embedder.embed(t, "query"), texts[:half])
+    with ClaimStore.open(db, get_embedder(None, settings.embed)) as store:
+        guard = ClaimGuard(store)
+        out["guard"] = rate(guard.check_many, texts[half:])
+    return out
+
+
 def _load_average() -> float:
     """The machine's 1-minute load average: how much the run competed for the cores."""
     try:
         return float(Path("/proc/loadavg").read_text().split()[0])
     except (OSError, ValueError, IndexError):
         return float("nan")
+
+
+def _batches(metrics: str) -> dict[str, float]:
+    """Number of claim-guard batches and their mean size, from the server's histogram."""
+    values = {}
+    for line in metrics.splitlines():
+        for name in ("misguard_check_batch_texts_sum", "misguard_check_batch_texts_count"):
+            if line.startswith(name + " "):
+                values[name.rsplit("_", 1)[1]] = float(line.rsplit(" ", 1)[1])
+    count = values.get("count", 0.0)
+    return {"batches": count, "mean_texts": round(values.get("sum", 0.0) / count, 2) if count else 0.0}
 
 
 def _texts_checked(metrics: str) -> dict[str, float]:
@@ -213,9 +254,18 @@ def summarise(path: Path) -> dict[str, Any]:
             "rss_slope_mb_per_min": round(slope, 2),
             "load_avg_1m_median": float(np.median([s.get("load_avg_1m", np.nan) for s in seconds])),
         }
+    ceiling = [e.data for e in events if e.type == "ceilings"]
+    if ceiling:
+        summary["ceilings"] = ceiling[-1]
+        unique = summary["phases"].get("unique")
+        if unique:
+            for what in ("embedder", "guard"):
+                if ceiling[-1][what]["texts_per_s"]:
+                    unique[f"share_of_{what}_alone"] = round(unique["requests_per_s"] / ceiling[-1][what]["texts_per_s"], 2)
     metrics = [e.data for e in events if e.type == "server_metrics"]
     if metrics:
         summary["server_texts_checked"] = metrics[-1]["texts"]
+        summary["server_batches"] = metrics[-1].get("batches")
     return summary
 
 
@@ -228,6 +278,15 @@ def render_summary(summary: dict[str, Any]) -> str:
                      f"{p['requests_per_s_min_second']} | {lat['p50']} | {lat['p95']} | {lat['p99']} | {p['errors']} | "
                      f"{rss['first']:.0f} / {rss['last']:.0f} / {rss['max']:.0f} | {p['rss_slope_mb_per_min']} | "
                      f"{p.get('load_avg_1m_median', float('nan')):.1f} |")
+    if "ceilings" in summary:
+        c = summary["ceilings"]
+        unique = summary["phases"].get("unique", {})
+        for what, label in (("embedder", "embedder alone (one embedding per text)"),
+                            ("guard", "ClaimGuard.check_many in-process (no HTTP)")):
+            lines.append(f"\n{label}, batches of {c['batch']}: {c[what]['texts_per_s']} texts/s at load "
+                         f"{c[what]['load_avg_1m']:.1f}; the service's unique-text rate is "
+                         f"{unique.get(f'share_of_{what}_alone')} of it")
     if "server_texts_checked" in summary:
-        lines.append(f"\nserver's own count of texts checked: {summary['server_texts_checked']}")
+        lines.append(f"\nserver's own count of texts checked: {summary['server_texts_checked']}; "
+                     f"claim-guard batches: {summary.get('server_batches')}")
     return "\n".join(lines) + "\n"
