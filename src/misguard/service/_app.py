@@ -110,7 +110,8 @@ def create_app(
     embedder = embedder or get_embedder(None, settings.embed)
     runner = GuardRunner(
         str(settings.db), embedder, make_guard or default_guard_factory(settings, embedder.spec), max_batch=settings.max_batch,
-        window_s=settings.batch_window_ms / 1000, reload_check_s=settings.reload_check_s,
+        window_s=settings.batch_window_ms / 1000, max_wait_s=settings.batch_max_wait_ms / 1000,
+        reload_check_s=settings.reload_check_s,
         on_batch=metrics.observe_batch,
     )
     fetch = fetcher or PageFetcher(

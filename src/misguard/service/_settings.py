@@ -56,8 +56,11 @@ class ServiceSettings(BaseModel):
     """Blocks checked per page (the rest are reported as skipped)."""
     request_timeout_s: float = Field(30.0, gt=0)
     """A check that takes longer answers 503 (the work is not lost for the cache)."""
-    batch_window_ms: float = Field(2.0, ge=0)
-    """How long the batcher waits to gather concurrent texts into one embedding call."""
+    batch_window_ms: float = Field(5.0, ge=0)
+    """The batcher gathers concurrent texts into one embedding call while some arrived in
+    the last window (0: no waiting)."""
+    batch_max_wait_ms: float = Field(100.0, ge=0)
+    """The longest a batch waits to fill up (used when batches are slow)."""
     allow_url_fetch: bool = False
     """Let `/v1/check/page` fetch a `url` (public addresses only unless `allow_private_urls`)."""
     allow_private_urls: bool = False
