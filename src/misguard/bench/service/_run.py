@@ -95,16 +95,22 @@ async def _drive(
 
     async def sampler() -> None:
         second = 0
+        last = time.perf_counter()
         while time.perf_counter() < stop_at:
             await asyncio.sleep(1.0)
             second += 1
+            now = time.perf_counter()
+            # A "second" much longer than one means the processes were paused (SIGSTOP on a
+            # shared machine, swapping): recorded so the summary can say the run is void.
+            stalled, last = max(0.0, now - last - 1.0), now
             done, lat, errs = completed, list(latencies), list(errors)
             latencies.clear()
             errors.clear()
             if runlog is not None:
                 runlog.write("second", key=f"{phase}-{second}", phase=phase, second=second, completed=len(lat),
                              errors=len(errs), error_kinds=sorted(set(errs)), latencies_ms=[round(x * 1000, 2) for x in lat],
-                             rss_mb=round(rss_mb(server.pid), 1), total_completed=done, load_avg_1m=_load_average())
+                             rss_mb=round(rss_mb(server.pid), 1), total_completed=done, load_avg_1m=_load_average(),
+                             stalled_s=round(stalled, 3))
 
     async with httpx.AsyncClient(base_url=server.url, timeout=30, limits=limits) as client:
         await asyncio.gather(sampler(), *(worker(client) for _ in range(concurrency)))
@@ -253,6 +259,7 @@ def summarise(path: Path) -> dict[str, Any]:
             "rss_mb": {"first": float(rss[0]), "last": float(rss[-1]), "max": float(rss.max())},
             "rss_slope_mb_per_min": round(slope, 2),
             "load_avg_1m_median": float(np.median([s.get("load_avg_1m", np.nan) for s in seconds])),
+            "stalled_s": round(float(sum(s.get("stalled_s", 0.0) for s in seconds)), 2),
         }
     ceiling = [e.data for e in events if e.type == "ceilings"]
     if ceiling:
@@ -278,6 +285,9 @@ def render_summary(summary: dict[str, Any]) -> str:
                      f"{p['requests_per_s_min_second']} | {lat['p50']} | {lat['p95']} | {lat['p99']} | {p['errors']} | "
                      f"{rss['first']:.0f} / {rss['last']:.0f} / {rss['max']:.0f} | {p['rss_slope_mb_per_min']} | "
                      f"{p.get('load_avg_1m_median', float('nan')):.1f} |")
+    stalled = {phase: p["stalled_s"] for phase, p in summary["phases"].items() if p.get("stalled_s", 0) > 1.0}
+    if stalled:
+        lines.append(f"\n**void run**: the processes were paused for {stalled} s (a paused machine, swapping); rerun")
     if "ceilings" in summary:
         c = summary["ceilings"]
         unique = summary["phases"].get("unique", {})
