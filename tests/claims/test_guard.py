@@ -168,3 +168,16 @@ def test_bad_ranking_or_steps_are_config_errors(store):
         ClaimGuard(store, decision=ThresholdDecision(0.6), ranking="learned")
     with pytest.raises(ConfigError, match="unknown social-media"):
         ClaimGuard(store, decision=ThresholdDecision(0.6), social=("links",))
+
+
+def test_concurrent_checks_from_worker_threads_agree_with_serial_ones(guard):
+    """The service checks on worker threads; concurrent calls must give the serial answers."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    texts = ["Goldfish can only remember things for three seconds", "Octopuses have three hearts",
+             "Vikings wore helmets with horns into battle", "The market opens at eight"] * 6
+    expected = [(v.flagged, round(v.score, 6)) for v in ClaimGuard(guard.store, decision=guard.decision).check_many(texts)]
+    with ThreadPoolExecutor(max_workers=6) as pool:
+        got = list(pool.map(lambda t: guard.check(t), texts))
+    assert [(v.flagged, round(v.score, 6)) for v in got] == expected
+    assert guard.cache_hits > 0  # repeated texts answered from the cache

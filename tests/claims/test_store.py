@@ -161,3 +161,61 @@ def test_a_store_made_before_the_lexical_index_is_indexed_on_open(tmp_path, stor
     again = ClaimStore.open(tmp_path / "db", get_embedder("hashing/256"))
     assert [s for s, _ in again.lexical_search("knuckles arthritis", 1)] == [again.slot_of("S28")]
     again.close()
+
+
+def test_store_is_readable_from_other_threads(store, embedder):
+    """A store opened on one thread is read on another (a service's worker threads); each
+    thread gets its own SQLite connection instead of a ProgrammingError."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def read(_: int) -> tuple[str | None, int]:
+        return store.get("S03").id, store.stored_generation()
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        results = list(pool.map(read, range(16)))
+    assert results == [("S03", store.generation)] * 16
+
+
+def test_stored_generation_sees_another_process_ingest(tmp_path, store, embedder):
+    other = ClaimStore.open(store.path, embedder)
+    try:
+        other.add([claim("X1", "A brand new claim about lighthouses")])
+        assert store.stored_generation() == other.generation == store.generation + 1
+    finally:
+        other.close()
+
+
+def test_closed_store_refuses_new_threads(tmp_path, embedder):
+    import threading
+
+    s = ClaimStore.open(tmp_path / "closed", embedder, create=True)
+    s.close()
+    errors: list[Exception] = []
+    worker = threading.Thread(target=lambda: errors.append(_capture(lambda: s.get("x"))))
+    worker.start()
+    worker.join()
+    assert isinstance(errors[0], StoreError) and "closed" in str(errors[0])
+
+
+def _capture(fn):
+    try:
+        fn()
+    except Exception as exc:  # noqa: BLE001 - the test inspects it
+        return exc
+    return None
+
+
+def test_remove_deletes_by_id_and_keeps_the_others_searchable(store, embedder):
+    before = len(store)
+    keep_vec = store.vectors[store.slot_of("S13")].copy()
+    assert store.remove(["S03", "missing-id", "S03"]) == 1
+    assert len(store) == before - 1 and store.get("S03") is None
+    assert np.allclose(store.vectors[store.slot_of("S13")], keep_vec)
+    _, slots = store.search(embedder.embed("Vikings wore helmets with horns into battle", "query"), 1)
+    assert store.get_slots(slots[0])[int(slots[0][0])].id == "S13"
+    reopened = ClaimStore.open(store.path, embedder)
+    try:
+        assert len(reopened) == before - 1 and [c.id for c in reopened.iter_claims()] == [c.id for c in store.iter_claims()]
+    finally:
+        reopened.close()
+    assert store.remove(["missing-id"]) == 0

@@ -9,9 +9,11 @@ the fallback for embedders without a fitted model).
 
 from __future__ import annotations
 
+import asyncio
 import json
 import math
 import re
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -272,9 +274,20 @@ class LLMJudge:
             ChatMessage.user(self.prompts.render("judge_user", query=query, headlines=listed)),
         ]
 
-    def judge(self, query: str, headlines: list[str]) -> bool:
-        out = self.llm.generate_sync(self.messages(query, headlines), max_tokens=4)
+    async def judge_async(self, query: str, headlines: list[str]) -> bool:
+        """`judge` for code that runs in an event loop."""
+        out = await self.llm.generate(self.messages(query, headlines), max_tokens=4)
         return parse_yes_no(out.text)
+
+    def judge(self, query: str, headlines: list[str]) -> bool:
+        """Blocking judge call. Inside a running event loop (a web handler, a notebook) the
+        call runs on a worker thread with its own loop, since `generate_sync` cannot nest."""
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return asyncio.run(self.judge_async(query, headlines))
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="llm-judge") as pool:
+            return pool.submit(asyncio.run, self.judge_async(query, headlines)).result()
 
     def describe(self) -> dict[str, object]:
         return {"name": self.name, "llm": self.llm.describe(), "prompts": self.prompts.ref}

@@ -6,6 +6,7 @@ topic agent, retrieval and the detection agent, and returns one `Verdict` per in
 
 from __future__ import annotations
 
+import threading
 import time
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -110,6 +111,9 @@ class ClaimGuard:
         self._cache: OrderedDict[str, Verdict] = OrderedDict()
         self._cache_size = cache_size
         self.cache_hits = 0
+        # One check at a time: the verdict cache, the embedder's cache and the topic
+        # centroids are plain dicts, and a check already uses every core for its embedding.
+        self._lock = threading.RLock()
 
     def describe(self) -> dict[str, object]:
         return {
@@ -133,7 +137,12 @@ class ClaimGuard:
         return self.check_many([text])[0]
 
     def check_many(self, texts: Sequence[str]) -> list[Verdict]:
-        """Check texts in one batch (one embedding call for all their segments)."""
+        """Check texts in one batch (one embedding call for all their segments). Safe to
+        call from any thread; concurrent calls run one after another."""
+        with self._lock:
+            return self._check_many(texts)
+
+    def _check_many(self, texts: Sequence[str]) -> list[Verdict]:
         started = time.perf_counter()
         results: list[Verdict | None] = [None] * len(texts)
         todo: list[tuple[int, _Prepared]] = []

@@ -20,6 +20,7 @@ import json
 import os
 import re
 import sqlite3
+import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager, nullcontext
@@ -76,7 +77,7 @@ class ClaimStore:
     def __init__(self, path: Path, embedder: Embedder, conn: sqlite3.Connection) -> None:
         self.path = path
         self.embedder = embedder
-        self._conn = conn
+        self._connections = _ThreadConnections(path / "claims.sqlite", conn)
         self._blas: Any = None  # threadpoolctl controller, made on first search (False: absent)
         self._load_index()
 
@@ -97,7 +98,7 @@ class ClaimStore:
             except OSError as exc:
                 raise StoreError(f"Cannot create the claim store directory {path}: {exc}") from None
         try:
-            conn = sqlite3.connect(db, timeout=30.0, isolation_level=None)
+            conn = _connect(db)
             conn.executescript(_SCHEMA)
             meta = dict(conn.execute("SELECT key, value FROM meta"))
         except sqlite3.DatabaseError as exc:
@@ -115,8 +116,15 @@ class ClaimStore:
         _backfill_lexical(conn)
         return cls(path, embedder, conn)
 
+    @property
+    def _conn(self) -> sqlite3.Connection:
+        """This thread's connection: a store opened on one thread can be read from any other
+        (a web service checks on worker threads). Writes to the in-memory index (`add`)
+        must still be serialised by the caller."""
+        return self._connections.get()
+
     def close(self) -> None:
-        self._conn.close()
+        self._connections.close()
 
     def __enter__(self) -> ClaimStore:
         return self
@@ -168,6 +176,11 @@ class ClaimStore:
 
     def __len__(self) -> int:
         return int(self.vectors.shape[0])
+
+    def stored_generation(self) -> int:
+        """The generation committed on disk: it differs from `generation` once another
+        process has ingested (reopen the store to serve the new claims)."""
+        return int(self._meta()["generation"])
 
     # -- writing -------------------------------------------------------------------------
 
@@ -279,6 +292,39 @@ class ClaimStore:
         self.hubs = hubs
         self._load_flags()
         return IngestReport(len(new_ids), updated, unchanged, embedded, time.perf_counter() - started)
+
+    def remove(self, claim_ids: Iterable[str], *, source: str = "input") -> int:
+        """Delete claims by id, all or nothing; returns how many existed. The slots after
+        each removed one move down, in a new index generation (crash-safe like `add`)."""
+        wanted = list(dict.fromkeys(claim_ids))
+        gone = sorted(s for s in (self.slot_of(cid) for cid in wanted) if s is not None)
+        if not gone:
+            return 0
+        keep = np.ones(len(self), dtype=bool)
+        keep[gone] = False
+        new_slot = np.cumsum(keep) - 1
+        vectors, topic_ids = self.vectors[keep], self.topic_ids[keep]
+        hubs = hubness(vectors)
+        generation = self.generation + 1
+        files = [self.path / f"{kind}-{generation}.npy" for kind in ("index", "topics", "hubs")]
+        try:
+            for file, array in zip(files, (vectors, topic_ids, hubs)):
+                _save(file, array)
+            with _transaction(self._conn):
+                self._conn.executemany("DELETE FROM claims WHERE slot = ?", [(s,) for s in gone])
+                # Ascending order: each target slot is free (removed, or already moved down).
+                moves = [(int(new_slot[s]), s) for s in range(gone[0] + 1, len(keep)) if keep[s]]
+                self._conn.executemany("UPDATE claims SET slot = ? WHERE slot = ?", moves)
+                _set_meta(self._conn, generation=str(generation), count=str(len(vectors)))
+        except (OSError, sqlite3.Error) as exc:
+            for leftover in files:
+                leftover.unlink(missing_ok=True)
+            raise StoreError(f"Could not write {self.path} ({source}); nothing was changed: {exc}") from None
+        for kind in ("index", "topics", "hubs"):
+            (self.path / f"{kind}-{self.generation}.npy").unlink(missing_ok=True)
+        self.generation, self.vectors, self.topic_ids, self.hubs = generation, vectors, topic_ids, hubs
+        self._load_flags()
+        return len(gone)
 
     # -- reading -------------------------------------------------------------------------
 
@@ -539,6 +585,43 @@ def _save(path: Path, array: np.ndarray) -> None:
         fh.flush()
         os.fsync(fh.fileno())
     os.replace(tmp, path)
+
+
+def _connect(db: Path) -> sqlite3.Connection:
+    # check_same_thread=False only so that `close()` may close every thread's connection;
+    # each connection is otherwise used by the thread that made it (`_ThreadConnections`).
+    return sqlite3.connect(db, timeout=30.0, isolation_level=None, check_same_thread=False)
+
+
+class _ThreadConnections:
+    """One SQLite connection per thread, all closed together. SQLite itself then isolates
+    the threads (a transaction on one connection is invisible to the others until commit)."""
+
+    def __init__(self, db: Path, first: sqlite3.Connection) -> None:
+        self.db = db
+        self._local = threading.local()
+        self._local.conn = first
+        self._all = [first]
+        self._lock = threading.Lock()
+        self._closed = False
+
+    def get(self) -> sqlite3.Connection:
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            with self._lock:
+                if self._closed:
+                    raise StoreError(f"The claim store at {self.db.parent} is closed; open it again")
+                conn = _connect(self.db)
+                self._all.append(conn)
+            self._local.conn = conn
+        return conn
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            for conn in self._all:
+                conn.close()
+            self._all.clear()
 
 
 def _set_meta(conn: sqlite3.Connection, **values: str) -> None:
