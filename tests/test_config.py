@@ -100,10 +100,10 @@ def test_cli_envvars_are_settings_fields():
 
 
 def test_api_keys_come_comma_separated_from_the_environment(monkeypatch):
-    monkeypatch.setenv("MISGUARD_API_KEYS", "alpha, beta,,gamma")
-    monkeypatch.setenv("MISGUARD_ADMIN_KEYS", "root")
+    monkeypatch.setenv("MISGUARD_API_KEYS", "key-a1, key-b2,,key-c3")
+    monkeypatch.setenv("MISGUARD_ADMIN_KEYS", "key-root")
     s = load_settings()
-    assert [k.get_secret_value() for k in s.api_keys] == ["alpha", "beta", "gamma"]
-    assert [k.get_secret_value() for k in s.admin_keys] == ["root"]
-    assert "alpha" not in repr(s)
+    assert [k.get_secret_value() for k in s.api_keys] == ["key-a1", "key-b2", "key-c3"]
+    assert [k.get_secret_value() for k in s.admin_keys] == ["key-root"]
+    assert "key-a1" not in repr(s) and "key-root" not in repr(s)
     assert load_settings(api_keys=["cli"]).api_keys[0].get_secret_value() == "cli"
