@@ -18,7 +18,8 @@ pytestmark = [pytest.mark.slow, pytest.mark.local_llm]
 
 def _qwen():
     try:
-        return get_llm("local/qwen2.5-0.5b", LLMSettings(n_ctx=4096))
+        # A generous timeout: on a shared 2-core machine one answer can take minutes.
+        return get_llm("local/qwen2.5-0.5b", LLMSettings(n_ctx=4096, timeout_s=900))
     except (MissingExtraError, ConfigError) as exc:
         pytest.skip(f"needs the local backend with the qwen2.5-0.5b pack (extras local, qwen-0-5b): {exc}")
 
