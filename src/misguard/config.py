@@ -18,11 +18,12 @@ import os
 import tomllib
 from contextvars import ContextVar
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import (
     BaseSettings,
+    NoDecode,
     PydanticBaseSettingsSource,
     SettingsConfigDict,
 )
@@ -165,6 +166,18 @@ class Settings(BaseSettings):
     data_dir: Path | None = None
     """Where the shared data sets live (MisInfoTask, LIAR, Snopes, dev sets)."""
     defense: DefenseSettings = Field(default_factory=DefenseSettings)
+    api_keys: Annotated[list[SecretStr], NoDecode] = Field(default_factory=list)
+    """Keys `misguard serve` accepts for checks, comma-separated in `MISGUARD_API_KEYS`."""
+    admin_keys: Annotated[list[SecretStr], NoDecode] = Field(default_factory=list)
+    """Keys that may also manage the service's claim store (`MISGUARD_ADMIN_KEYS`)."""
+
+    @field_validator("api_keys", "admin_keys", mode="before")
+    @classmethod
+    def _split_keys(cls, value: Any) -> Any:
+        # The environment gives one string: "key1,key2" (blanks around commas ignored).
+        if isinstance(value, str):
+            return [k.strip() for k in value.split(",") if k.strip()]
+        return value
 
     @classmethod
     def settings_customise_sources(

@@ -15,3 +15,4 @@ def test_demo_section_runs_and_is_listed():
     text = console.export_text()
     assert "round 1 monitored (topology)" in text and "round 2 monitored (adaptive)" in text
     assert "attack only" in text and "ARGUS" in text and "MT proxy" in text
+    assert "messages per edge" in text and "final answer" in text

@@ -9,6 +9,7 @@ import time
 from typing import Any
 
 from rich.console import Console
+from rich.rule import Rule
 from rich.table import Table
 
 from ..attacks import AttackSpec, build_attack
@@ -17,6 +18,7 @@ from ..config import Settings
 from ..embed import Embedder, get_embedder
 from ..llm import LLM, get_llm
 from ..mas import DefenseContext, MASConfig, MASResult, MultiAgentSystem, RoleLLMs, build_defense
+from .demo_mas import show_messages
 
 ROUNDS = 2
 TASK_ID = 0
@@ -26,7 +28,7 @@ async def _run(task: Any, llm: LLM, embedder: Embedder, settings: Settings, defe
     # Short turns and no tool calls keep the section to a few minutes on 2 cores.
     config = MASConfig(
         topology="star", rounds=ROUNDS, seed=settings.seed, max_tool_calls=0,
-        worker_max_tokens=100, planner_max_tokens=160, concluder_max_tokens=120,
+        worker_max_tokens=120, planner_max_tokens=160, concluder_max_tokens=120,
     )
     interceptors = (
         build_defense("argus", DefenseContext(settings, {"worker": llm}, embedder), {"max_tokens": 260})
@@ -55,6 +57,9 @@ def run(settings: Settings, console: Console) -> None:
         started = time.perf_counter()
         result = asyncio.run(_run(task, llm, embedder, settings, defended))
         label = "ARGUS" if defended else "attack only"
+        console.print(Rule(f"{label}: {ROUNDS} rounds", style="dim"))
+        if not defended:
+            show_messages(result, console)
         if defended:
             for event in result.log.of_type("interceptor_round"):
                 channels = ", ".join(f"{a}->{b}" for a, b in event.data["localization"]["channels"])

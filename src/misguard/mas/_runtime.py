@@ -16,7 +16,9 @@ worker's raw text is sent as a message to a neighbour and a `fallback` event wit
 from __future__ import annotations
 
 import asyncio
+import json
 import random
+import re
 import time
 from collections import deque
 from collections.abc import Sequence
@@ -208,13 +210,28 @@ class MeteredLLM(LLM):
         return RawCompletion(out.text, out.prompt_tokens, out.completion_tokens)
 
 
+_CUT_OFF_REPLY = re.compile(r'"reply_prompt"\s*:\s*"((?:[^"\\]|\\.)*)', re.DOTALL)
+
+
+def _cut_off_reply(raw: str) -> str:
+    """The `reply_prompt` text of an action cut off at the token limit (unterminated JSON)."""
+    match = _CUT_OFF_REPLY.search(raw)
+    if not match:
+        return ""
+    text = match.group(1)
+    try:
+        return json.loads(f'"{text}"').strip()
+    except ValueError:  # cut inside an escape sequence
+        return text.replace('\\n', "\n").strip()
+
+
 def _salvage_message(raw: str) -> str:
     """The message in an answer that was not a valid action: the longest string of a JSON
     object if there is one (small models invent their own keys), else the raw text."""
     try:
         value = extract_json(raw)
     except LLMOutputError:
-        return raw or "(no usable answer)"
+        return _cut_off_reply(raw) or raw or "(no usable answer)"
     strings: list[str] = []
 
     def walk(node: Any) -> None:
