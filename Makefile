@@ -9,8 +9,8 @@ export PIP_DISABLE_PIP_VERSION_CHECK := 1
 PIP := $(BIN)/python -m pip install --quiet --constraint constraints.txt
 
 # The demo runs the 1.5B pack; the tests need only the 0.5B one (1.1 GB less to download in CI).
-DEMO_EXTRAS := local,qwen-1-5b,openai,claims,mas,memory,memory-env
-TEST_EXTRAS := local,qwen-0-5b,openai,claims,mas,memory,memory-env,st,test,ray,postgres
+DEMO_EXTRAS := local,qwen-1-5b,openai,claims,mas,memory,memory-env,service
+TEST_EXTRAS := local,qwen-0-5b,openai,claims,mas,memory,memory-env,service,st,test,ray,postgres
 PYTEST_ARGS ?=
 
 .PHONY: demo test bench install-demo install-test clean
@@ -47,6 +47,10 @@ bench: install-test install-demo
 	@if [ -d "$(SHARED_DATA)/claims" ]; then \
 	  $(BIN)/misguard bench claims --data $(SHARED_DATA) --output runs/bench-claims --paper 300; \
 	else echo "bench claims skipped: no shared data at $(SHARED_DATA)"; fi
+	@if [ -d "$(SHARED_DATA)/claims/liar" ]; then \
+	  $(BIN)/misguard claims add --db runs/bench-service-store src/misguard/claims/data/sample_claims.jsonl $(SHARED_DATA)/claims/liar/test.tsv && \
+	  $(BIN)/misguard bench service --db runs/bench-service-store --texts $(SHARED_DATA)/claims/liar/train.tsv --output runs/bench-service; \
+	else echo "bench service skipped: no LIAR texts at $(SHARED_DATA)/claims/liar"; fi
 
 clean:
 	rm -rf $(VENV) runs .pytest_cache

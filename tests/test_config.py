@@ -97,3 +97,13 @@ def test_cli_envvars_are_settings_fields():
 
     walk(typer.main.get_command(app))
     assert "MISGUARD_MEMORY__POSTGRES_URL" in seen
+
+
+def test_api_keys_come_comma_separated_from_the_environment(monkeypatch):
+    monkeypatch.setenv("MISGUARD_API_KEYS", "key-a1, key-b2,,key-c3")
+    monkeypatch.setenv("MISGUARD_ADMIN_KEYS", "key-root")
+    s = load_settings()
+    assert [k.get_secret_value() for k in s.api_keys] == ["key-a1", "key-b2", "key-c3"]
+    assert [k.get_secret_value() for k in s.admin_keys] == ["key-root"]
+    assert "key-a1" not in repr(s) and "key-root" not in repr(s)
+    assert load_settings(api_keys=["cli"]).api_keys[0].get_secret_value() == "cli"

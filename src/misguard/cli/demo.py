@@ -17,9 +17,11 @@ from ..config import Settings
 #: (title, module) in run order.
 SECTIONS: list[tuple[str, str]] = [
     ("Backends: multilingual embeddings and a local LLM", "misguard.cli.demo_backends"),
-    ("Multi-agent system under a misinformation attack (ARGUS setting)", "misguard.cli.demo_mas"),
+    # The attacked multi-agent run (demo_mas's scene) is the first half of the ARGUS section.
+    ("ARGUS defense: localization and rectification, with and without", "misguard.cli.demo_argus"),
     ("Shared memory: poisoning detection and repair", "misguard.cli.demo_memory"),
     ("Claim guard: multilingual retrieval-augmented misinformation detection", "misguard.cli.demo_claims"),
+    ("Web service: the claim guard over HTTP (what the browser extension calls)", "misguard.cli.demo_service"),
 ]
 
 

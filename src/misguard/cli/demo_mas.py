@@ -1,4 +1,7 @@
-"""Demo section: a real multi-agent run (local Qwen2.5 1.5B) on a shipped task under prompt injection."""
+"""A real multi-agent run (local Qwen2.5 1.5B) on a shipped task under prompt injection.
+
+`make demo` shows it as the undefended half of the ARGUS section (`demo_argus`), which
+calls `show_messages`; `run` is the same scene alone."""
 
 from __future__ import annotations
 
@@ -13,10 +16,22 @@ from ..bench.misinfotask import ProxyJudge, load_tasks, sample_tasks_path
 from ..config import Settings
 from ..embed import get_embedder
 from ..llm import get_llm
-from ..mas import MASConfig, MultiAgentSystem, RoleLLMs
+from ..mas import MASConfig, MASResult, MultiAgentSystem, RoleLLMs
 
 ROUNDS = 2
 TASK_ID = 0
+
+
+def show_messages(result: MASResult, console: Console) -> None:
+    """Every delivered message of a run, by round and edge, then the final answer."""
+    table = Table(title="messages per edge (as delivered)")
+    for col in ("round", "edge", "text"):
+        table.add_column(col)
+    for m in result.log.messages():
+        text = m["text"] if len(m["text"]) < 160 else m["text"][:157] + "..."
+        table.add_row(str(m["round"]), f"{m['sender']} -> {m['receiver']}", text)
+    console.print(table)
+    console.print(f"[bold]final answer:[/] {result.answer}", highlight=False)
 
 
 def run(settings: Settings, console: Console) -> None:
@@ -29,7 +44,7 @@ def run(settings: Settings, console: Console) -> None:
     # the tests and in `misguard bench misinfotask`.
     config = MASConfig(
         topology="star", rounds=ROUNDS, seed=settings.seed, max_tool_calls=0,
-        worker_max_tokens=100, planner_max_tokens=160, concluder_max_tokens=120,
+        worker_max_tokens=120, planner_max_tokens=160, concluder_max_tokens=120,
     )
     system = MultiAgentSystem(task.runtime_task(), RoleLLMs(worker=llm), config)
     started = time.perf_counter()
@@ -45,14 +60,7 @@ def run(settings: Settings, console: Console) -> None:
         return await system.run()
 
     result = asyncio.run(go())
-    table = Table(title="messages per edge (as delivered)")
-    for col in ("round", "edge", "text"):
-        table.add_column(col)
-    for m in result.log.messages():
-        text = m["text"] if len(m["text"]) < 160 else m["text"][:157] + "..."
-        table.add_row(str(m["round"]), f"{m['sender']} -> {m['receiver']}", text)
-    console.print(table)
-    console.print(f"[bold]final answer:[/] {result.answer}", highlight=False)
+    show_messages(result, console)
     proxy = ProxyJudge(embedder)
     mt = proxy.mt_proxy(result.answer, task.misinfo_goal, task.misinfo_argument, task.ground_truth)
     ref = proxy.reference_agreement(result.answer, task.reference_solution, task.misinfo_goal)

@@ -1,0 +1,84 @@
+"""`misguard serve` (the claim guard over HTTP) and `misguard bench service` (its load test)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from ..errors import ConfigError
+from ._common import console, friendly_errors, settings_from
+from .bench import bench_app
+
+DbOption = Annotated[Path, typer.Option("--db", help="Claim store directory.")]
+
+
+def register(app: typer.Typer) -> None:
+    app.command("serve")(serve)
+
+
+@friendly_errors
+def serve(
+    ctx: typer.Context,
+    db: DbOption,
+    host: Annotated[str, typer.Option(help="Address to listen on (keep 127.0.0.1 behind a reverse proxy).")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port to listen on.")] = 8080,
+    api_key: Annotated[Optional[list[str]], typer.Option("--api-key", help="A key for checks (repeatable); also MISGUARD_API_KEYS.")] = None,
+    admin_key: Annotated[Optional[list[str]], typer.Option("--admin-key", help="A key that may also manage the store (repeatable); also MISGUARD_ADMIN_KEYS.")] = None,
+    cors_origin: Annotated[Optional[list[str]], typer.Option("--cors-origin", help="A web origin allowed to call the API (repeatable).")] = None,
+    extensions: Annotated[bool, typer.Option("--extensions/--no-extensions", help="Allow browser-extension origins (CORS).")] = True,
+    rate_limit: Annotated[str, typer.Option(help="Per-key limit on checks, e.g. '20/second;1200/minute'.")] = "1200/minute",
+    rate_limit_storage: Annotated[str, typer.Option(help="memory:// (one process) or redis://HOST:PORT (replicas).")] = "memory://",
+    allow_url_fetch: Annotated[bool, typer.Option("--allow-url-fetch", help="Let /v1/check/page fetch URLs (public addresses only).")] = False,
+    allow_private_urls: Annotated[bool, typer.Option("--allow-private-urls", help="Also fetch loopback/private addresses (never on a public host).")] = False,
+    decision: Annotated[Optional[Path], typer.Option(help="A fitted decision model (JSON) instead of the shipped one.")] = None,
+    threshold: Annotated[Optional[float], typer.Option(help="Use a plain cosine threshold instead (baseline).")] = None,
+    judge: Annotated[bool, typer.Option("--judge", help="Let the LLM judge (--llm, paper prompt 2) make the final call; one LLM call per text.")] = False,
+    max_batch: Annotated[int, typer.Option(help="Texts per request (and per embedding batch).")] = 64,
+    log_level: Annotated[str, typer.Option(help="debug, info, warning or error.")] = "info",
+) -> None:
+    """Serve the claim guard over HTTP: /v1/check, /v1/check/page, /v1/claims, /metrics."""
+    from ..service import ServiceSettings, create_app
+
+    try:
+        import uvicorn
+    except ImportError:
+        from ..errors import MissingExtraError
+
+        raise MissingExtraError("uvicorn", "service", "misguard serve") from None
+    settings = settings_from(ctx)
+    if decision is not None and threshold is not None:
+        raise ConfigError("Pass either --decision or --threshold, not both")
+    service = ServiceSettings(
+        db=db, embed=settings.embed,
+        api_keys=[*settings.api_keys, *(api_key or [])], admin_keys=[*settings.admin_keys, *(admin_key or [])],
+        cors_origins=cors_origin or [], allow_extensions=extensions, rate_limit=rate_limit,
+        rate_limit_storage=rate_limit_storage, allow_url_fetch=allow_url_fetch or allow_private_urls,
+        allow_private_urls=allow_private_urls, decision=decision, threshold=threshold, max_batch=max_batch,
+        judge=judge, llm=settings.llm,
+    )
+    app = create_app(service)
+    console.print(f"serving {db} on http://{host}:{port} (docs at /docs, metrics at /metrics)")
+    # Bounded concurrency and short keep-alives: a flood of slow clients cannot pin the process.
+    uvicorn.run(app, host=host, port=port, log_level=log_level, limit_concurrency=1024, timeout_keep_alive=5,
+                server_header=False)
+
+
+@bench_app.command("service")
+@friendly_errors
+def bench_service(
+    ctx: typer.Context,
+    db: DbOption,
+    output: Annotated[Path, typer.Option(help="Directory for the run log and summary.")] = Path("runs/bench-service"),
+    duration: Annotated[float, typer.Option(help="Seconds of sustained load per phase.")] = 60.0,
+    concurrency: Annotated[int, typer.Option(help="Requests in flight at once.")] = 16,
+    texts: Annotated[Optional[Path], typer.Option(help="Texts to send: any claim file (JSONL with 'text', CSV, LIAR TSV); default the shipped sample, made unique by suffixes.")] = None,
+    repeat_duration: Annotated[float, typer.Option(help="Seconds of repeated texts (answered from the cache).")] = 20.0,
+) -> None:
+    """Start `misguard serve` on loopback and drive it with single-text checks: requests/s,
+    p50/p95 latency, errors and the server's RSS over time."""
+    from ..bench.service import run_service_bench
+
+    run_service_bench(settings_from(ctx), db, output, duration=duration, concurrency=concurrency,
+                      texts_file=texts, repeat_duration=repeat_duration, console=console)

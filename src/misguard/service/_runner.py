@@ -1,0 +1,214 @@
+"""The claim guard behind the service: one worker thread, micro-batched checks, reloads.
+
+Why one worker thread: a check spends its time in the embedder, which already uses every
+core, so checks running side by side only compete. Gathering the texts of concurrent
+requests into one `ClaimGuard.check_many` call instead gives one embedding batch for all
+of them. Store writes run on the same thread, so a check never sees half an ingest.
+
+Why reloads: replicas of the service share one store directory. When another process
+ingests, the store's generation on disk moves on; the runner then reopens the store and
+builds a fresh guard (whose verdict cache is empty) before the next batch.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import TypeVar
+
+from ..claims import ClaimGuard, ClaimStore
+from ..embed import Embedder
+from ..errors import StoreError
+from ..types import Verdict
+
+log = logging.getLogger("misguard.service")
+T = TypeVar("T")
+
+GuardFactory = Callable[[ClaimStore], ClaimGuard]
+
+
+@dataclass
+class _Pending:
+    texts: list[str]
+    future: asyncio.Future[list[Verdict]]
+    enqueued: float = field(default_factory=time.perf_counter)
+
+
+class GuardRunner:
+    """Owns the store and the guard; every use of them happens on its worker thread.
+
+    Args:
+        db: the claim store directory (must exist).
+        embedder: the embedder the store was built with.
+        make_guard: builds the guard over a (re)opened store.
+        max_batch: most texts in one `check_many` call.
+        window_s: a batch waits for more texts while some arrived in the last window.
+        max_wait_s: the longest a batch waits to fill up.
+        reload_check_s: how often to look for a newer store generation on disk.
+        on_batch: called with (texts in the batch, seconds) after each batch (metrics).
+    """
+
+    def __init__(
+        self,
+        db: str,
+        embedder: Embedder,
+        make_guard: GuardFactory,
+        *,
+        max_batch: int = 64,
+        window_s: float = 0.005,
+        max_wait_s: float = 0.1,
+        reload_check_s: float = 1.0,
+        on_batch: Callable[[int, float], None] | None = None,
+    ) -> None:
+        self.db = db
+        self.embedder = embedder
+        self.make_guard = make_guard
+        self.max_batch = max_batch
+        self.window_s = window_s
+        self.max_wait_s = max_wait_s
+        self._last_batch_s = 0.0
+        self.reload_check_s = reload_check_s
+        self.on_batch = on_batch
+        self.reloads = 0
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="misguard-guard")
+        self._store: ClaimStore | None = None
+        self._guard: ClaimGuard | None = None
+        self._checked_at = 0.0
+        self._queue: asyncio.Queue[_Pending] | None = None
+        self._task: asyncio.Task[None] | None = None
+
+    # -- lifecycle -----------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Open the store and warm the guard up (on the worker thread: ready means the
+        first check loads nothing), then start batching."""
+        await self.run(self._open)
+        await self.run(self._warm_up)
+        self._queue = asyncio.Queue()
+        self._task = asyncio.create_task(self._loop(), name="misguard-batcher")
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            try:
+                await self._task
+            except asyncio.CancelledError:
+                pass
+        if self._store is not None:
+            await self.run(self._store.close)
+        self._executor.shutdown(wait=True)
+
+    @property
+    def ready(self) -> bool:
+        return self._guard is not None and self._task is not None and not self._task.done()
+
+    # -- work ----------------------------------------------------------------------------
+
+    async def check(self, texts: Sequence[str]) -> list[Verdict]:
+        """Verdicts for `texts`, checked together with other requests' texts."""
+        if self._queue is None:
+            raise RuntimeError("the guard runner is not started")
+        future: asyncio.Future[list[Verdict]] = asyncio.get_running_loop().create_future()
+        await self._queue.put(_Pending(list(texts), future))
+        return await future
+
+    async def run(self, fn: Callable[..., T], *args: object) -> T:
+        """Run `fn(*args)` on the worker thread, between batches."""
+        return await asyncio.get_running_loop().run_in_executor(self._executor, fn, *args)
+
+    def guard(self) -> ClaimGuard:
+        """The current guard, reopened first if the store moved on (worker thread only)."""
+        now = time.monotonic()
+        assert self._store is not None and self._guard is not None
+        if now - self._checked_at >= self.reload_check_s:
+            self._checked_at = now
+            if self._store.stored_generation() != self._store.generation:
+                old = self._store
+                try:
+                    self._open()
+                except StoreError as exc:
+                    # e.g. the files of the generation just read were replaced by a newer
+                    # ingest meanwhile: keep serving the old store, try again next time.
+                    log.warning("could not reopen %s, serving the previous generation: %s", self.db, exc)
+                else:
+                    old.close()
+                    self.reloads += 1
+                    log.info("claim store generation changed on disk; reopened %s", self.db)
+        assert self._guard is not None
+        return self._guard
+
+    def store(self) -> ClaimStore:
+        """The current store (worker thread only)."""
+        self.guard()
+        assert self._store is not None
+        return self._store
+
+    def after_write(self) -> None:
+        """Drop the verdict cache after this process changed the store (worker thread)."""
+        assert self._store is not None
+        self._guard = self.make_guard(self._store)
+
+    # -- internals -----------------------------------------------------------------------
+
+    def _open(self) -> None:
+        store = ClaimStore.open(self.db, self.embedder)
+        self._guard = self.make_guard(store)
+        self._store = store
+        self._checked_at = time.monotonic()
+
+    def _warm_up(self) -> None:
+        """Load the embedder and the topic agent's centroids (embedded on first use)."""
+        assert self._guard is not None
+        self.embedder.embed(["warm-up"], "query")
+        self._guard.topics.centroids("query")
+
+    def _check_batch(self, texts: list[str]) -> list[Verdict]:
+        started = time.perf_counter()
+        verdicts = self.guard().check_many(texts)
+        self._last_batch_s = time.perf_counter() - started
+        if self.on_batch is not None:
+            self.on_batch(len(texts), self._last_batch_s)
+        return verdicts
+
+    async def _loop(self) -> None:
+        assert self._queue is not None
+        while True:
+            batch = [await self._queue.get()]
+            size = len(batch[0].texts)
+            # Fill the batch while texts keep arriving: wait one window at a time, stop at
+            # the first quiet window, at max_batch, or after a quarter of the last batch's
+            # duration (a slow batch is worth a longer wait: one call for 16 texts embeds
+            # about twice as many per second as 16 calls for one).
+            waited, limit = 0.0, min(self.max_wait_s, max(self.window_s, 0.25 * self._last_batch_s))
+            while size < self.max_batch:
+                if self._queue.empty():
+                    if self.window_s <= 0 or waited >= limit:
+                        break
+                    await asyncio.sleep(self.window_s)
+                    waited += self.window_s
+                    if self._queue.empty():
+                        break
+                    continue
+                item = self._queue.get_nowait()
+                batch.append(item)
+                size += len(item.texts)
+            live = [p for p in batch if not p.future.done()]  # a timed-out request left
+            if not live:
+                continue
+            texts = [t for p in live for t in p.texts]
+            try:
+                verdicts = await self.run(self._check_batch, texts)
+            except Exception as exc:  # noqa: BLE001 - handed to every waiting request
+                for p in live:
+                    if not p.future.done():
+                        p.future.set_exception(exc)
+                continue
+            start = 0
+            for p in live:
+                if not p.future.done():
+                    p.future.set_result(verdicts[start : start + len(p.texts)])
+                start += len(p.texts)

@@ -1,0 +1,35 @@
+"""The load test's pieces: never-repeating texts, and the summary rendered from a log."""
+
+from __future__ import annotations
+
+import itertools
+
+from misguard.bench.service import load_texts, render_summary, summarise, unique_texts
+from misguard.runlog import RunHeader, RunLog
+
+
+def test_unique_texts_never_repeat_and_are_seeded():
+    texts = ["a", "b", "c"]
+    first = list(itertools.islice(unique_texts(texts, 0), 10))
+    assert len(set(first)) == 10 and set(first[:3]) == set(texts)
+    assert first == list(itertools.islice(unique_texts(texts, 0), 10))
+    assert len(load_texts(None)) >= 20
+
+
+def test_summary_is_rendered_from_the_log(tmp_path):
+    path = tmp_path / "runlog.jsonl"
+    with RunLog.open(path, RunHeader(kind="bench.service", params={"duration_s": 3}), resume=False) as log:
+        for second, (n, rss) in enumerate([(40, 100.0), (42, 100.5), (44, 101.0)], start=1):
+            log.write("second", key=f"unique-{second}", phase="unique", second=second, completed=n, errors=0,
+                      error_kinds=[], latencies_ms=[10.0] * (n - 1) + [100.0], rss_mb=rss, total_completed=0)
+        log.write("second", key="repeat-1", phase="repeat", second=1, completed=200, errors=1, error_kinds=["HTTP 503"],
+                  latencies_ms=[2.0] * 200, rss_mb=101.0, total_completed=0)
+        log.write("server_metrics", texts={"cached": 200.0, "clean": 126.0})
+    summary = summarise(path)
+    unique = summary["phases"]["unique"]
+    assert unique["requests"] == 126 and unique["requests_per_s"] == 42.0 and unique["requests_per_s_min_second"] == 40
+    assert unique["latency_ms"]["p50"] == 10.0 and unique["errors"] == 0
+    assert abs(unique["rss_slope_mb_per_min"] - 30.0) < 1e-6  # 0.5 MB per second
+    assert summary["phases"]["repeat"]["error_kinds"] == ["HTTP 503"]
+    table = render_summary(summary)
+    assert "| unique | 3 | 126 | 42.0 |" in table and "cached" in table
