@@ -66,6 +66,10 @@ def build_record(obj: Any) -> BuildRecord | None:
     return getattr(obj, BUILD_ATTR, None)
 
 
+#: Every registry by kind, so `doctor` lists every plug-in without naming the registries.
+ALL_REGISTRIES: dict[str, Registry[Any]] = {}
+
+
 class Registry(Generic[T]):
     """Name -> factory, with metadata. `kind` appears in error messages.
 
@@ -83,6 +87,7 @@ class Registry(Generic[T]):
         self.entry_point_group = entry_point_group
         self._entries: dict[str, Entry[T]] = {}
         self._discovered = not plugins and entry_point_group is None
+        ALL_REGISTRIES[kind] = self
 
     def register(self, name: str, **metadata: Any) -> Callable[[Callable[..., T]], Callable[..., T]]:
         def decorator(factory: Callable[..., T]) -> Callable[..., T]:

@@ -82,3 +82,18 @@ def test_models_list_and_doctor_show_the_packs():
 def test_models_verify_unknown_pack_is_a_clear_error():
     result = runner.invoke(app, ["models", "verify", "no-such-pack"])
     assert result.exit_code == 2 and "Unknown model pack" in result.output
+
+
+def test_doctor_lists_a_plugin_registered_by_name():
+    from misguard.memory import DETECTORS
+
+    @DETECTORS.register("doctor-test-detector")
+    def _factory(**kwargs):  # pragma: no cover - only listed, never built
+        raise AssertionError
+
+    try:
+        result = runner.invoke(app, ["doctor"])
+        assert result.exit_code == 0, result.output
+        assert "doctor-test-detector" in result.output and "memory poisoning detector" in result.output
+    finally:
+        DETECTORS._entries.pop("doctor-test-detector")

@@ -10,9 +10,9 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from ..embed import EMBEDDERS, get_embedder
+from ..embed import get_embedder
 from ..errors import MisguardError
-from ..llm import LLM_BACKENDS, get_llm
+from ..llm import get_llm
 from ._common import console, friendly_errors, settings_from
 
 
@@ -35,6 +35,29 @@ def _probe(label: str, build) -> tuple[str, str, str]:
     desc = component.describe()
     detail = ", ".join(f"{k}={v}" for k, v in desc.items() if k not in ("backend", "spec") and v)
     return label, "[green]ok[/]", escape(f"{detail} ({spent:.2f} s to load)")
+
+
+#: Subpackages whose import registers plug-ins; each is optional (its extra may be missing).
+PLUGIN_PACKAGES = (
+    "misguard.llm", "misguard.embed", "misguard.mas", "misguard.attacks", "misguard.defenses",
+    "misguard.claims", "misguard.memory",
+)
+
+
+def registered_plugins() -> dict[str, list[str]]:
+    """Every registry's kind and names, after importing the packages that fill them."""
+    from ..registry import ALL_REGISTRIES
+
+    for package in PLUGIN_PACKAGES:
+        try:
+            importlib.import_module(package)
+        except ImportError:  # MissingExtraError included: doctor lists what is importable
+            pass
+    out = {}
+    for kind, registry in sorted(ALL_REGISTRIES.items()):
+        registry.discover()
+        out[kind] = registry.names()
+    return out
 
 
 @friendly_errors
@@ -73,7 +96,8 @@ def doctor(
         except ImportError:
             table.add_row(escape(f"extra [{extra}]"), "[yellow]missing[/]", escape(f"pip install 'misguard[{extra}]' for {purpose}"))
     console.print(table)
-    console.print(f"LLM backends: {', '.join(LLM_BACKENDS.names())}; embedders: {', '.join(EMBEDDERS.names())}")
+    for kind, names in registered_plugins().items():
+        console.print(f"{escape(kind)}: {escape(', '.join(names)) or 'none'}", highlight=False)
     console.print(f"configured LLM: {escape(settings.llm.model)} (misguard doctor --load to load it)")
 
 
