@@ -108,7 +108,9 @@ def run_paper(
         if generator is None:
             from ...llm import get_llm
 
-            generator = AttackGenerator(get_llm(None, settings.llm))
+            llm = get_llm(None, settings.llm)
+            log.write("component", key="attack_llm", **llm.describe())
+            generator = AttackGenerator(llm)
         queries += _translations(generator, queries, log, console)
     done = log.done_keys("paper")
     todo = [q for q in queries if q.key not in done]

@@ -404,6 +404,7 @@ def _topic_index(topic: str) -> int:
 
 def _judge(settings: Settings, dev: DevSet, log: RunLog, limit: int, console: Console) -> None:
     llm = get_llm(None, settings.llm)
+    log.write("component", key="judge_llm", **llm.describe())  # which model / pack judged
     judges = [LLMJudge(llm, prompt=1), LLMJudge(llm, prompt=2)]
     rows = {r["qid"]: r for r in _query_rows(log)}
     claims = {c.id: c.text for c in dev.claims}
