@@ -6,14 +6,15 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED_DATA = Path(os.environ.get("MISGUARD_TEST_SHARED_DATA", REPO.parent / "shared" / "data"))
+# MISGUARD_DATA_DIR is the settings field `data_dir`: one name for users and tests.
+SHARED_DATA = Path(os.environ.get("MISGUARD_DATA_DIR") or REPO.parent / "shared" / "data")
 
 
 @pytest.fixture
 def shared_data() -> Path:
     """../shared/data, or skip with the reason (the data may not be committed or shipped)."""
     if not SHARED_DATA.is_dir():
-        pytest.skip(f"shared data not found at {SHARED_DATA}; set MISGUARD_TEST_SHARED_DATA")
+        pytest.skip(f"shared data not found at {SHARED_DATA}; set MISGUARD_DATA_DIR")
     return SHARED_DATA
 
 
@@ -21,5 +22,5 @@ def shared_data() -> Path:
 def _clean_misguard_env(monkeypatch: pytest.MonkeyPatch) -> None:
     """Tests never see the developer's MISGUARD_* variables or settings file."""
     for key in list(os.environ):
-        if key.startswith("MISGUARD_") and key != "MISGUARD_TEST_SHARED_DATA":
+        if key.startswith("MISGUARD_") and key != "MISGUARD_DATA_DIR":
             monkeypatch.delenv(key)

@@ -8,15 +8,15 @@ from misguard.errors import ConfigError
 
 def test_precedence_defaults_file_env_cli(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    assert load_settings().llm.model == "local/smollm2"
+    assert load_settings().llm.model == "local/qwen2.5-1.5b"
     (tmp_path / "misguard.toml").write_text('[llm]\nmodel = "mock"\ntemperature = 0.5\n')
     s = load_settings()
     assert (s.llm.model, s.llm.temperature) == ("mock", 0.5)
     monkeypatch.setenv("MISGUARD_LLM__MODEL", "openai/gpt-4o-mini")
     s = load_settings()
     assert (s.llm.model, s.llm.temperature) == ("openai/gpt-4o-mini", 0.5)
-    s = load_settings(llm={"model": "local/smollm2", "seed": None})
-    assert (s.llm.model, s.llm.temperature, s.llm.seed) == ("local/smollm2", 0.5, 0)
+    s = load_settings(llm={"model": "local/qwen2.5-0.5b", "seed": None})
+    assert (s.llm.model, s.llm.temperature, s.llm.seed) == ("local/qwen2.5-0.5b", 0.5, 0)
 
 
 def test_unknown_keys_are_errors(tmp_path, monkeypatch):
@@ -47,11 +47,63 @@ def test_secrets_are_not_logged():
     assert "sk-secret" not in str(public_settings(s))
 
 
+def _documented_env_names() -> set[str]:
+    """Every MISGUARD_* name the repo mentions: docs, README, source, Makefile, CI."""
+    import re
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parents[1]
+    files = [repo / "README.md", repo / "Makefile", repo / ".ci" / "run"]
+    files += list((repo / "docs").rglob("*.md")) + list((repo / "src").rglob("*.py"))
+    names: set[str] = set()
+    for path in files:
+        if path.is_file():
+            names |= set(re.findall(r"\bMISGUARD_[A-Z0-9_]*[A-Z0-9]\b", path.read_text(encoding="utf-8")))
+    # The prefix alone and generic placeholders are prose, not variables.
+    return {n for n in names if n not in {"MISGUARD_"} and "<" not in n}
+
+
+def test_every_documented_environment_variable_is_accepted(monkeypatch):
+    from misguard.config import CONFIG_ENV, ENV_PREFIX, Settings, _check_env, _known_env_names
+
+    known = _known_env_names(Settings, ENV_PREFIX) | {CONFIG_ENV}
+    documented = _documented_env_names()
+    assert "MISGUARD_MEMORY__POSTGRES_URL" in documented  # the scan sees source files
+    assert documented <= known, f"not settings fields: {sorted(documented - known)}"
+    for name in sorted(documented - {CONFIG_ENV}):
+        monkeypatch.setenv(name, "1" if "SEED" in name or "RETRIES" in name else "x")
+        _check_env()  # the name alone must not be rejected
+        monkeypatch.delenv(name)
+
+
+def test_cli_envvars_are_settings_fields():
+    """A CLI option that reads the environment uses the name of a settings field."""
+    import click
+    import typer.main
+
+    from misguard.cli.main import app
+    from misguard.config import CONFIG_ENV, ENV_PREFIX, Settings, _known_env_names
+
+    known = _known_env_names(Settings, ENV_PREFIX) | {CONFIG_ENV}
+    seen = []
+
+    def walk(cmd: click.Command) -> None:
+        for param in cmd.params:
+            for name in [param.envvar] if isinstance(param.envvar, str) else list(param.envvar or ()):
+                seen.append(name)
+                assert name in known, f"{cmd.name} --{param.name}: {name} is not a settings field"
+        for sub in getattr(cmd, "commands", {}).values():
+            walk(sub)
+
+    walk(typer.main.get_command(app))
+    assert "MISGUARD_MEMORY__POSTGRES_URL" in seen
+
+
 def test_api_keys_come_comma_separated_from_the_environment(monkeypatch):
-    monkeypatch.setenv("MISGUARD_API_KEYS", "alpha, beta,,gamma")
-    monkeypatch.setenv("MISGUARD_ADMIN_KEYS", "root")
+    monkeypatch.setenv("MISGUARD_API_KEYS", "key-a1, key-b2,,key-c3")
+    monkeypatch.setenv("MISGUARD_ADMIN_KEYS", "key-root")
     s = load_settings()
-    assert [k.get_secret_value() for k in s.api_keys] == ["alpha", "beta", "gamma"]
-    assert [k.get_secret_value() for k in s.admin_keys] == ["root"]
-    assert "alpha" not in repr(s)
+    assert [k.get_secret_value() for k in s.api_keys] == ["key-a1", "key-b2", "key-c3"]
+    assert [k.get_secret_value() for k in s.admin_keys] == ["key-root"]
+    assert "key-a1" not in repr(s) and "key-root" not in repr(s)
     assert load_settings(api_keys=["cli"]).api_keys[0].get_secret_value() == "cli"

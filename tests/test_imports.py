@@ -9,7 +9,7 @@ import textwrap
 import misguard
 
 HEAVY = [
-    "openai", "llama_cpp", "torch", "ray", "fastapi", "sentence_transformers", "sklearn",
+    "openai", "xllamacpp", "torch", "ray", "fastapi", "sentence_transformers", "sklearn",
     "trafilatura", "matplotlib", "sqlalchemy", "psycopg",
 ]
 PACKAGES = [

@@ -36,3 +36,36 @@ def test_local_backend_bad_path_is_clear(tmp_path):
         assert "No GGUF file" in str(exc)
     else:
         pytest.fail("expected an error")
+
+
+def test_build_records_its_arguments_for_run_logs():
+    from pydantic import BaseModel
+
+    from misguard.registry import build_record
+
+    class Params(BaseModel):
+        alpha: float = 0.2
+
+    class Thing:
+        def __init__(self, size: int, params: Params) -> None:
+            self.size, self.params = size, params
+
+    reg: Registry[Thing] = Registry("thing")
+    reg.register("t")(Thing)
+    built = reg.build("t", 3, params=Params(alpha=0.5))
+    record = build_record(built)
+    assert record is not None and record.as_dict() == {"kind": "thing", "name": "t", "args": [3], "kwargs": {"params": {"alpha": 0.5}}}
+    rebuilt = reg.build(record.name, *record.args, params=Params(**record.kwargs["params"]))
+    assert rebuilt.size == 3 and rebuilt.params.alpha == 0.5
+    assert reg.record_of("t", 3).as_dict() == {"kind": "thing", "name": "t", "args": [3], "kwargs": {}}
+
+
+def test_registry_discovers_plugins_on_first_lookup(tmp_path, monkeypatch):
+    module = tmp_path / "misguard_test_plugin.py"
+    module.write_text("from tests.test_registry import PLUGIN_REG\nPLUGIN_REG.register('from-plugin')(lambda: 1)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert "from-plugin" not in PLUGIN_REG._entries  # not imported yet
+    assert PLUGIN_REG.names() == ["from-plugin"] and PLUGIN_REG.build("from-plugin") == 1
+
+
+PLUGIN_REG: Registry[int] = Registry("plug-in thing", plugins=("misguard_test_plugin", "misguard_not_installed"))

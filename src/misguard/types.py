@@ -90,6 +90,14 @@ class Evidence(Frozen):
     score: float | None = None
 
 
+class Candidate(Frozen):
+    """A stored claim a checked text may repeat, with its ranking score (higher = better;
+    comparable within one verdict only)."""
+
+    claim_id: str
+    score: float
+
+
 class Verdict(BaseModel):
     """The outcome of checking one text."""
 
@@ -104,6 +112,7 @@ class Verdict(BaseModel):
     stages: list[str] = Field(default_factory=list)
     latency_s: float = 0.0
     decided_by: str = ""  # which decision path produced `flagged`, e.g. "offline", "llm-judge"
+    candidates: list[Candidate] = Field(default_factory=list)  # top-k stored claims, best first
 
 
 class Provenance(Frozen):

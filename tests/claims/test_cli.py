@@ -64,6 +64,12 @@ def test_check_text_and_batch(tmp_path):
     assert rows[0]["flagged"] is True and rows[0]["matched_claim_id"] == "S28"
     assert rows[1]["flagged"] is False and rows[1]["matched_claim_id"] is None
     assert all(isinstance(r["score"], float) for r in rows)
+    assert rows[0]["candidates"][0]["claim_id"] == "S28" and len(rows[0]["candidates"]) == 5
+    assert rows[2]["candidates"] == []
+    result = runner.invoke(app, [*H, "check", "--db", str(db), "--threshold", "0.6", "--candidates", "2",
+                                 "--ranking", "dense", "--input", str(inp), "--output", str(out)])
+    assert result.exit_code == 0, result.output
+    assert len(json.loads(out.read_text().splitlines()[0])["candidates"]) == 2
 
 
 def test_export_claimreview(tmp_path):

@@ -126,6 +126,50 @@ def test_the_score_does_not_depend_on_the_size_of_the_store(tmp_path, embedder, 
     big.close()
 
 
+def test_verdicts_list_top_candidates_and_the_cli_row_carries_them(store):
+    guard = ClaimGuard(store, decision=ThresholdDecision(0.6), k_output=3, ranking="rrf")
+    verdict = guard.check("Cracking your knuckles causes arthritis")
+    assert len(verdict.candidates) == 3 and verdict.candidates[0].claim_id == "S28"
+    scores = [c.score for c in verdict.candidates]
+    assert scores == sorted(scores, reverse=True)
+    row = verdict_row("r", verdict)
+    assert [c["claim_id"] for c in row["candidates"]] == [c.claim_id for c in verdict.candidates]
+    assert "lexical" in verdict.stages and "rank:rrf" in verdict.stages
+
+
+def test_lexical_retrieval_finds_what_the_dense_index_misses(tmp_path, embedder):
+    # With one dense candidate per segment only a BM25 hit can bring a second claim in.
+    from misguard.claims import ClaimStore
+
+    from .conftest import claim
+
+    s = ClaimStore.open(tmp_path / "lex", embedder, create=True)
+    s.add([claim("A", "Pope Francis endorsed Donald Trump for president"),
+           claim("B", "Quixotic Zephyrland banned Wednesdays in 2019")])
+    text = "Zephyrland banned Wednesdays"
+    dense_only = ClaimGuard(s, decision=ThresholdDecision(0.6), k=1, k_lexical=0).analyse([text])[0]
+    hybrid = ClaimGuard(s, decision=ThresholdDecision(0.6), k=1).analyse([text])[0]
+    assert len(dense_only.candidates) == 1 and {c.id for c in hybrid.candidates} >= {"B"}
+    s.close()
+
+
+def test_social_normalisation_keeps_evidence_offsets_in_the_original(guard):
+    text = "RT @someone: Cracking your knuckles causes #Arthritis https://t.co/x \u2014 Jo Bloggs (@jo) May 1, 2020"
+    verdict = guard.check(text)
+    ev = verdict.evidence[0]
+    assert "social" in verdict.stages and ev.claim.id == "S28"
+    assert text[ev.start : ev.end] == ev.text and ev.text.startswith("Cracking")
+
+
+def test_bad_ranking_or_steps_are_config_errors(store):
+    from misguard.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="needs a decision with a fitted ranker"):
+        ClaimGuard(store, decision=ThresholdDecision(0.6), ranking="learned")
+    with pytest.raises(ConfigError, match="unknown social-media"):
+        ClaimGuard(store, decision=ThresholdDecision(0.6), social=("links",))
+
+
 def test_concurrent_checks_from_worker_threads_agree_with_serial_ones(guard):
     """The service checks on worker threads; concurrent calls must give the serial answers."""
     from concurrent.futures import ThreadPoolExecutor

@@ -117,6 +117,52 @@ def test_search_is_the_same_with_and_without_the_blas_thread_limit(store, embedd
     assert [store.get_slots([s])[s].id for s in limited[1][:, 0]] == ids
 
 
+def test_lexical_index_follows_ingests_and_finds_rare_words(tmp_path, embedder):
+    store = ClaimStore.open(tmp_path / "lex", embedder, create=True)
+    store.add([claim("A", "The Zyxwick dam burst in 1987 and flooded Oslo"), claim("B", "Tea cures colds", "true"),
+               claim("C", "Zyxwick is a fictional town")])
+    slots = [slot for slot, _ in store.lexical_search("was the zyxwick dam really burst?", 5)]
+    assert store.get_slots(slots[:1])[slots[0]].id == "A" and store.slot_of("C") in slots
+    assert store.slot_of("B") not in [s for s, _ in store.lexical_search("tea colds", 5, flaggable_only=True)]
+    store.add([claim("A", "Bananas are radioactive enough to harm you")])  # changed text re-indexed
+    assert store.slot_of("A") not in [s for s, _ in store.lexical_search("Zyxwick dam", 5)]
+    assert [s for s, _ in store.lexical_search("radioactive bananas", 5)] == [store.slot_of("A")]
+    assert store.lexical_search("a the of", 5) == [] and store.lexical_search("", 5) == []
+    store.close()
+
+
+def test_lexical_index_is_atomic_with_the_records(store, monkeypatch):
+    # A failure inside the write transaction (after the records and the lexical index are
+    # written, before the generation switches) rolls both back.
+    import sqlite3
+
+    from misguard.claims import _store
+
+    before = (len(store), store.lexical_search("goldfish remember", 10))
+
+    def fail(conn, **values):
+        raise sqlite3.OperationalError("disk I/O error")
+
+    monkeypatch.setattr(_store, "_set_meta", fail)
+    with pytest.raises(StoreError, match="nothing was changed"):
+        store.add([claim("NEW", "Goldfish remember three seconds, new study shows")])
+    assert (len(store), store.lexical_search("goldfish remember", 10)) == before
+    assert store.get("NEW") is None
+
+
+def test_a_store_made_before_the_lexical_index_is_indexed_on_open(tmp_path, store):
+    import sqlite3
+
+    store.close()
+    conn = sqlite3.connect(tmp_path / "db" / "claims.sqlite")
+    conn.execute("DELETE FROM claims_fts")
+    conn.commit()
+    conn.close()
+    again = ClaimStore.open(tmp_path / "db", get_embedder("hashing/256"))
+    assert [s for s, _ in again.lexical_search("knuckles arthritis", 1)] == [again.slot_of("S28")]
+    again.close()
+
+
 def test_store_is_readable_from_other_threads(store, embedder):
     """A store opened on one thread is read on another (a service's worker threads); each
     thread gets its own SQLite connection instead of a ProgrammingError."""
@@ -172,4 +218,7 @@ def test_remove_deletes_by_id_and_keeps_the_others_searchable(store, embedder):
         assert len(reopened) == before - 1 and [c.id for c in reopened.iter_claims()] == [c.id for c in store.iter_claims()]
     finally:
         reopened.close()
+    # The lexical index follows the renumbered slots.
+    [(slot, _)] = store.lexical_search("Vikings helmets horns battle", 1)
+    assert slot == store.slot_of("S13")
     assert store.remove(["missing-id"]) == 0

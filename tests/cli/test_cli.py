@@ -52,3 +52,33 @@ def test_doctor_reports_components():
     result = runner.invoke(app, ["doctor"])
     assert result.exit_code == 0, result.output
     assert "embedder e5" in result.output and "extra [torch]" in result.output
+
+
+def test_error_messages_keep_their_brackets(tmp_path):
+    """`misguard[extra]` in an error must not be eaten as rich markup."""
+    missing = tmp_path / "missing.gguf"
+    result = runner.invoke(app, ["--llm", f"local/{missing}", "chat", "hi"])
+    assert result.exit_code == 2 and "No GGUF file" in result.output
+    from misguard.cli._common import error_line
+    from misguard.errors import MissingExtraError
+
+    line = error_line(MissingExtraError("matplotlib", "mas", "plots"))
+    from rich.console import Console
+
+    console = Console(record=True, width=200)
+    console.print(line)
+    assert "pip install 'misguard[mas]'" in console.export_text()
+
+
+def test_models_list_and_doctor_show_the_packs():
+    result = runner.invoke(app, ["models", "list"])
+    assert result.exit_code == 0, result.output
+    assert "local/qwen2.5-1.5b" in result.output and "local/qwen2.5-0.5b" in result.output
+    result = runner.invoke(app, ["doctor"])
+    assert result.exit_code == 0, result.output
+    assert "model pack" in result.output and "qwen2.5-0.5b" in result.output
+
+
+def test_models_verify_unknown_pack_is_a_clear_error():
+    result = runner.invoke(app, ["models", "verify", "no-such-pack"])
+    assert result.exit_code == 2 and "Unknown model pack" in result.output

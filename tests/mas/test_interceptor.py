@@ -6,10 +6,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import pytest
+
 from misguard.config import LLMSettings, Settings
+from misguard.embed import get_embedder
+from misguard.errors import ConfigError
 from misguard.llm import get_llm
 from misguard.mas import (
     DEFENSES,
+    DefenseContext,
     Interception,
     Interceptor,
     MASConfig,
@@ -17,6 +22,8 @@ from misguard.mas import (
     RoleLLMs,
     SystemView,
     Task,
+    build_defense,
+    defense_params,
 )
 from misguard.types import EdgeMessage, Usage
 from tests.helpers.mas_script import scripted
@@ -121,12 +128,57 @@ async def test_pass_on_unwatched_edges_keeps_the_text():
 
 
 def test_defense_registry_walk():
-    assert "none" in DEFENSES
+    """Every registered defense resolves its typed parameters and builds interceptors from a
+    context, or says what it still needs (G-Safeguard: trained weights)."""
+    assert {"none", "argus", "self-check", "g-safeguard"} <= set(DEFENSES.names())  # plug-ins discovered
+    context = DefenseContext(Settings(), {"worker": get_llm("mock")}, get_embedder("hashing/64"))
     for entry in DEFENSES:
-        interceptors = entry.factory(Settings())
+        assert "description" in entry.metadata and "settings_key" in entry.metadata, entry.name
+        try:
+            interceptors = build_defense(entry.name, context)
+        except ConfigError as exc:
+            assert entry.name == "g-safeguard" and "gsafeguard-train" in str(exc)
+            continue
         assert all(isinstance(i, Interceptor) for i in interceptors), entry.name
-        assert "description" in entry.metadata
-    assert DEFENSES.build("none", Settings()) == ()
+        assert all(i.describe()["name"] for i in interceptors)
+    assert build_defense("none", context) == ()
+
+
+def test_defense_params_are_typed_and_validated():
+    params = defense_params("argus", Settings(), {"alpha": "0.5", "dynamic_localization": False})
+    assert params.alpha == 0.5 and params.dynamic_localization is False and params.beta == 0.6
+    with pytest.raises(ConfigError, match="bad parameter for defense 'argus': alpha"):
+        defense_params("argus", Settings(), {"alpha": "high"})
+    with pytest.raises(ConfigError, match="nonsense"):
+        defense_params("argus", Settings(), {"nonsense": 1})
+    with pytest.raises(ConfigError, match="takes no parameters"):
+        defense_params("none", Settings(), {"alpha": 1})
+
+
+async def test_view_log_is_read_only_and_start_round_reports_are_logged():
+    class Probe:
+        name = "probe"
+
+        async def start_round(self, view):
+            for m in view.log.messages():
+                m["text"] = "TAMPERED"
+            for e in view.log.of_type("message"):
+                e.data["text"] = "TAMPERED"
+            view.graph.add_edge("agent_1", "intruder")
+            return {"seen": len(view.log.messages())}
+
+        async def intercept(self, message, view):
+            return Interception.passed()
+
+        def describe(self):
+            return {"name": self.name}
+
+    llm = get_llm("mock", LLMSettings(), respond=scripted())
+    result = await _system(llm, Probe(), rounds=2).run()
+    assert all(m["text"] != "TAMPERED" for m in result.log.messages())
+    assert "intruder" not in result.graph
+    reports = [e for e in result.log.of_type("interceptor_round")]
+    assert [(e.round, e.data["interceptor"], e.data["seen"]) for e in reports] == [(1, "probe", 0), (2, "probe", 3)]
 
 
 async def test_edge_history_exposes_delivered_text_per_edge():

@@ -79,7 +79,7 @@ async def test_one_inbound_message_per_round_fifo_and_empty_queue_opens_a_conver
     hub_prompts = [
         "\n".join(m.content for m in call) for call in llm.calls if call[0].content.startswith("You are agent_1,")
     ]
-    assert "no new message" in hub_prompts[0] and "Start a conversation with" in hub_prompts[0]
+    assert "no new message" in hub_prompts[0] and "send agent_2 your findings" in hub_prompts[0]
     assert "New message from agent_2: agent_2 saw <nothing>" in hub_prompts[1]
     assert "New message from agent_3: agent_3 saw <nothing>" in hub_prompts[2]
     assert result.log.messages(1)[0]["receiver"] == "agent_2"
@@ -214,3 +214,11 @@ async def test_json_with_invented_keys_is_salvaged_and_missing_type_inferred():
     assert texts == {"agent_1": "The claim does not hold.", "agent_2": "inferred send", "agent_3": "inferred send"}
     kinds = [e.data for e in result.log.of_type("fallback")]
     assert [k["agent"] for k in kinds if k["kind"] == "parse_fallback"] == ["agent_1"]
+
+
+def test_an_action_cut_off_at_the_token_limit_still_delivers_its_message():
+    from misguard.mas._runtime import _salvage_message
+
+    cut = '{\n  "type": "send_message",\n  "reply_prompt": "Water boils at \\"about\\" 90 C up there, so the fla'
+    assert _salvage_message(cut) == 'Water boils at "about" 90 C up there, so the fla'
+    assert _salvage_message("no JSON at all") == "no JSON at all"

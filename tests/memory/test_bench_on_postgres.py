@@ -13,12 +13,13 @@ from misguard.memory import open_store
 from .conftest import _create_db
 
 pytest.importorskip("torch", reason="needs the 'memory' extra")
+pytest.importorskip("mpe2", reason="needs the 'memory-env' extra")
 
 
 def test_bench_memory_on_postgres(postgres_server: str, tmp_path) -> None:
     url = _create_db(postgres_server)
     res = CliRunner().invoke(app, ["bench", "memory", "--seeds", "1", "--records", "1500", "--scenarios", "5",
-                                   "--encoder-steps", "20", "--backend", "postgres", "--postgres-url", url,
+                                   "--encoder-steps", "20", "--eval-steps", "8", "--methods", "credibility", "--backend", "postgres", "--postgres-url", url,
                                    "--output", str(tmp_path)])
     assert res.exit_code == 0, res.output
     summary = json.loads((tmp_path / "summary.json").read_text())

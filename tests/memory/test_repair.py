@@ -110,6 +110,43 @@ def test_shared_memory_records_reuse_and_guard_repairs(tmp_path) -> None:
         assert action == "E"
 
 
+def test_shared_memory_recency_scope_and_batch_retrieval(tmp_path) -> None:
+    with open_store(tmp_path / "r.db") as store:
+        old = MemoryRecord(id="old", state="tdx=1;tdy=0", context="task=a;x", action="right", provenance=Provenance(agent="a1", time=0.0))
+        new = MemoryRecord(id="new", state="tdx=1;tdy=0", context="task=a;y", action="left", provenance=Provenance(agent="a2", time=100.0))
+        other = MemoryRecord(id="other", state="tdx=1;tdy=0", context="task=b;x", action="stay", provenance=Provenance(agent="a3", time=100.0))
+        SharedMemory(store).write([old, new, other])
+        plain = SharedMemory(store, scope=lambda r: "task=a" in r.context)
+        assert len(plain) == 2  # the other task's memory is not in this team's index
+        q = ("tdx=1;tdy=0", "task=a;x", "a4", None)
+        assert plain.retrieve_many([q], k=1, record=False)[0][0][0].id == "old"  # most similar wording
+        recent = SharedMemory(store, recency_halflife=10.0, recency_weight=0.3, scope=lambda r: "task=a" in r.context)
+        assert recent.retrieve_many([q], k=1, record=False)[0][0][0].id == "new"  # recency breaks a near tie
+        assert store.edges() == []  # record=False: no decision edges
+        recent.retrieve_many([q, q], k=2)
+        assert len(store.edges()) == 4
+        seq = recent.rewrite("new", {"action": "right"}, "agent update", actor="a2")
+        assert store.get("new").action == "right" and store.get("new").version == 2 and seq >= 1
+        assert recent.retrieve_many([q], k=1, record=False)[0][0][0].action == "right"
+
+
+def test_guard_isolate_mode_quarantines_only_flagged(tmp_path) -> None:
+    with open_store(tmp_path / "i.db") as store:
+        memory = SharedMemory(store)
+        good = [MemoryRecord(state="pos=1,1", context="task=p", action="E", provenance=Provenance(agent=f"a{i % 4}", time=float(i)),
+                             confidence=0.9) for i in range(12)]
+        bad = MemoryRecord(state="pos=1,1", context="task=p", action="W", provenance=Provenance(agent="a5", time=20.0), confidence=0.95)
+        child = MemoryRecord(state="pos=1,1", context="task=p", action="W", provenance=Provenance(agent="a1", time=21.0), confidence=0.3)
+        memory.write(good + [bad])
+        memory.write([child], derived_from=[[bad.id]])
+        guard = MemoryGuard(threshold=0.5, key_block=memory.featurizer.slices()["state"], repair="isolate")
+        _, scores, plan, _ = guard.guard_store(store, since=20.5)
+        assert plan.counts["quarantine"] == int((scores.p_poison[-1:] >= 0.5).sum())  # only the window may be repaired
+        assert store.status(bad.id) == "active"
+        with pytest.raises(Exception, match="repair"):
+            MemoryGuard(repair="rewrite-everything")  # type: ignore[arg-type]
+
+
 @pytest.mark.slow
 def test_shared_memory_with_e5() -> None:
     """The real multilingual-e5 embedder behind SharedMemory (small: e5 runs ~50 texts/s here)."""

@@ -21,18 +21,23 @@ from ._detect import (
     load_decision,
     parse_yes_no,
 )
-from ._guard import MAX_CHARS, ClaimGuard, DocumentReport, JudgeAgent, Notification, verdict_row
+from ._guard import MAX_CHARS, Analysis, ClaimGuard, DocumentReport, JudgeAgent, Notification, verdict_row
 from ._ingest import FORMATS, detect_format, read_claims, stable_id, to_claimreview
+from ._rank import RANK_FEATURES, RANKINGS, LinearRanker, average_precision_at, fit_ranker, reciprocal_rank
 from ._redteam import ATTACKS, LANGUAGES, AttackGenerator, mcq_template, wrap
 from ._shift import LanguageShift
+from ._social import STEPS as SOCIAL_STEPS
+from ._social import normalize_social
 from ._store import ClaimStore, IngestReport
 from ._text import clean_text, guess_language, segment, strip_instructions
 from ._topics import TOPICS, LLMTopicClassifier, OfflineTopicClassifier, parse_topics, topic_accuracy
 from ._verdicts import FALSE_LIKE, normalize_verdict
 
 __all__ = [
+    "RANKINGS", "RANK_FEATURES", "SOCIAL_STEPS", "LinearRanker", "average_precision_at", "fit_ranker",
+    "normalize_social", "reciprocal_rank",
     "ATTACKS", "FALSE_LIKE", "FEATURES", "FORMATS", "LANGUAGES", "MAX_CHARS", "TOPICS",
-    "AttackGenerator", "Chunk", "ClaimGuard", "ClaimStore", "Decision", "DocumentReport",
+    "Analysis", "AttackGenerator", "Chunk", "ClaimGuard", "ClaimStore", "Decision", "DocumentReport",
     "IngestReport", "JudgeAgent", "LLMJudge", "LanguageShift", "LLMTopicClassifier", "LogisticDecision",
     "MatchContext", "Notification", "OfflineTopicClassifier", "ThresholdDecision",
     "clean_text", "crawl", "default_decision", "detect_format", "extract_text", "features",

@@ -25,6 +25,7 @@ from ..errors import ConfigError, LLMOutputError
 from ..llm import LLM
 from ..prompts import load_prompts
 from ..types import ChatMessage
+from ._rank import LinearRanker
 from ._shift import LanguageShift
 from ._text import capitalised, content_words, numbers
 
@@ -136,6 +137,7 @@ class ThresholdDecision:
     cutoff: float
     name: str = "threshold"
     shift: LanguageShift | None = None
+    ranker: LinearRanker | None = None
 
     def score(self, x: np.ndarray) -> float:
         return float(x[0])
@@ -161,6 +163,8 @@ class LogisticDecision:
     trained_on: str = ""
     name: str = "logistic"
     shift: LanguageShift | None = None
+    #: the learned candidate ranker fitted with it (None: the guard fuses dense and BM25)
+    ranker: LinearRanker | None = None
 
     def score(self, x: np.ndarray) -> float:
         z = (np.asarray(x, dtype=np.float64) - np.asarray(self.mean)) / np.asarray(self.scale)
@@ -173,7 +177,8 @@ class LogisticDecision:
 
     def describe(self) -> dict[str, object]:
         return {"name": self.name, "embedder": self.embedder, "threshold": self.cutoff, "trained_on": self.trained_on,
-                "language_shift": sorted(self.shift.to_dict()["centroids"]) if self.shift else None}  # type: ignore[call-overload]
+                "language_shift": sorted(self.shift.to_dict()["centroids"]) if self.shift else None,  # type: ignore[call-overload]
+                "ranker": self.ranker.trained_on if self.ranker else None}
 
     def to_json(self) -> str:
         return json.dumps(
@@ -181,6 +186,7 @@ class LogisticDecision:
                 "features": list(FEATURES), "mean": self.mean, "scale": self.scale, "coef": self.coef,
                 "intercept": self.intercept, "threshold": self.cutoff, "embedder": self.embedder,
                 "trained_on": self.trained_on, "language_shift": self.shift.to_dict() if self.shift else None,
+                "ranker": self.ranker.to_dict() if self.ranker else None,
             },
             indent=1,
         )
@@ -197,13 +203,15 @@ class LogisticDecision:
                 cutoff=float(data["threshold"]), embedder=str(data["embedder"]),
                 trained_on=str(data.get("trained_on", "")),
                 shift=LanguageShift.from_dict(data["language_shift"]) if data.get("language_shift") else None,
+                ranker=LinearRanker.from_dict(data["ranker"]) if data.get("ranker") else None,
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise ConfigError(f"{source} is not a decision model: {exc}") from None
 
 
 def fit_logistic(
-    x: np.ndarray, y: np.ndarray, *, embedder: str, trained_on: str, c: float = 0.1, shift: LanguageShift | None = None
+    x: np.ndarray, y: np.ndarray, *, embedder: str, trained_on: str, c: float = 0.1, shift: LanguageShift | None = None,
+    ranker: LinearRanker | None = None, sample_weight: np.ndarray | None = None,
 ) -> LogisticDecision:
     """Fit the offline decision on features computed after `shift` (needs the `claims`
     extra for scikit-learn)."""
@@ -217,10 +225,10 @@ def fit_logistic(
     scale = x.std(axis=0)
     scale[scale == 0] = 1.0
     model = LogisticRegression(C=c, max_iter=5000, class_weight="balanced")
-    model.fit((x - mean) / scale, y)
+    model.fit((x - mean) / scale, y, sample_weight=sample_weight)
     return LogisticDecision(
         mean=mean.tolist(), scale=scale.tolist(), coef=model.coef_[0].tolist(),
-        intercept=float(model.intercept_[0]), embedder=embedder, trained_on=trained_on, shift=shift,
+        intercept=float(model.intercept_[0]), embedder=embedder, trained_on=trained_on, shift=shift, ranker=ranker,
     )
 
 

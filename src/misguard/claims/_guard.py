@@ -15,21 +15,22 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import ConfigError, DataError
-from ..types import Claim, Evidence, Verdict, VerdictLabel
+from ..types import Candidate, Claim, Evidence, Verdict, VerdictLabel
 from ._crawl import Chunk, crawl
 from ._detect import Decision, LLMJudge, MatchContext, default_decision, features, script_of
+from ._rank import RANKINGS, dense_scores, rank_scores, reciprocal_ranks
 from ._shift import LanguageShift
+from ._social import DEFAULT_STEPS, normalize_social
 from ._store import ClaimStore
-from ._text import Segment, clean_with_offsets, guess_language, segment, strip_instructions
+from ._text import (
+    Segment, capitalised, clean_with_offsets, content_words, guess_language, numbers, segment, strip_instructions,
+)
 from ._topics import OfflineTopicClassifier
 
 #: Longest text examined; longer input is cut here (and says so in `stages`).
 MAX_CHARS = 100_000
-#: Candidate ranking (chosen on the dev set's false queries with 3.5k distractors:
-#: top-1 0.866 for the best segment alone, 0.956 with the whole text, 0.972 with both and
-#: the hub penalty).
-BODY_WEIGHT = 0.5
-HUB_PENALTY = 0.25
+#: Candidates listed in a verdict (and in `check` output rows) unless told otherwise.
+CANDIDATES_OUT = 5
 
 
 @dataclass
@@ -40,6 +41,7 @@ class _Prepared:
     segments: list[Segment]
     truncated: bool
     instructions: list[str]
+    social: bool = False  # the social-media normalisation changed the text
 
 
 class ClaimGuard:
@@ -52,7 +54,12 @@ class ClaimGuard:
         route_topics: restrict retrieval to the topics the topic agent predicts.
         shift: language shift applied to query vectors before retrieval (default: the
             decision's own; the decision's features were fitted after it).
-        k: candidates retrieved per segment.
+        k: candidates retrieved per segment (dense).
+        k_lexical: candidates retrieved by BM25 per text (0 = dense only).
+        ranking: "dense", "lexical", "rrf" or "learned" (default: learned when the decision
+            ships a ranker, else dense); see `misguard.claims._rank`.
+        social: social-media normalisation steps (`STEPS` of `_social`; () = none).
+        k_output: candidates listed in each verdict.
         cache_size: verdicts kept for repeated texts.
     """
 
@@ -67,6 +74,10 @@ class ClaimGuard:
         cache_size: int = 4096,
         max_segments: int = 64,
         shift: LanguageShift | None = None,
+        k_lexical: int = 20,
+        ranking: str | None = None,
+        social: tuple[str, ...] = DEFAULT_STEPS,
+        k_output: int = CANDIDATES_OUT,
     ) -> None:
         self.store = store
         self.embedder = store.embedder
@@ -81,6 +92,20 @@ class ClaimGuard:
         self.judge = judge
         self.route_topics = route_topics
         self.k = k
+        self.k_lexical = k_lexical
+        self.k_output = k_output
+        self.ranker = getattr(self.decision, "ranker", None)
+        # Without a fitted ranker the measured session-2 order stays the default: RRF was
+        # not yet measured with e5 on the dev set (docs/BENCHMARKS.md).
+        self.ranking = ranking or ("learned" if self.ranker is not None else "dense")
+        if self.ranking not in RANKINGS:
+            raise ConfigError(f"unknown ranking {self.ranking!r}; use one of {', '.join(RANKINGS)}")
+        if self.ranking == "learned" and self.ranker is None:
+            raise ConfigError("ranking 'learned' needs a decision with a fitted ranker; use --ranking rrf or dense")
+        normalize_social("", social)  # unknown step names fail here, not on the first text
+        self.social = tuple(social)
+        self._cues: dict[int, tuple[set[str], set[str], set[str]]] = {}
+        self._cues_generation = -1
         self.max_segments = max_segments
         self.topics = OfflineTopicClassifier(self.embedder, cache_dir=store.path)
         self._cache: OrderedDict[str, Verdict] = OrderedDict()
@@ -98,6 +123,10 @@ class ClaimGuard:
             "route_topics": self.route_topics,
             "language_shift": self.shift is not None,
             "k": self.k,
+            "k_lexical": self.k_lexical,
+            "ranking": self.ranking,
+            "ranker": self.ranker.to_dict() if self.ranker is not None else None,
+            "social": list(self.social),
             "topics": self.topics.describe(),
         }
 
@@ -175,9 +204,14 @@ class ClaimGuard:
         truncated = len(text) > MAX_CHARS
         original = text[:MAX_CHARS] if truncated else text
         clean, offsets = clean_with_offsets(original)
+        social = False
+        if self.social:
+            normalised, where = normalize_social(clean, self.social)
+            social = normalised != clean
+            clean, offsets = normalised, [offsets[i] for i in where]
         _, _, instructions = strip_instructions(clean)
         segments = segment(clean, max_segments=self.max_segments) if clean.strip() else []
-        return _Prepared(original, clean, offsets, segments, truncated, instructions)
+        return _Prepared(original, clean, offsets, segments, truncated, instructions, social)
 
     def query_vectors(self, texts: Sequence[str]) -> list[tuple[str, np.ndarray]]:
         """(guessed language, raw segment vectors) per non-empty text: what a
@@ -205,7 +239,8 @@ class ClaimGuard:
 
     def _analyse_many(self, prepared: list[_Prepared]) -> list[Analysis]:
         """Analyse non-empty texts together: one embedding call for all their segments, one
-        retrieval product for all of them, on one BLAS thread (see `ClaimStore.search`)."""
+        retrieval product for all of them, on one BLAS thread (see `ClaimStore.search`),
+        and one BM25 query per text."""
         if not prepared:
             return []
         raw = self._embed_segments(prepared)
@@ -220,16 +255,24 @@ class ClaimGuard:
             out, row = [], 0
             for p, seg_vecs, lang, tops in zip(prepared, shifted, languages, topics):
                 n = len(seg_vecs)
-                out.append(self._analyse(p, seg_vecs, lang, tops, slots[row : row + n]))
+                # BM25 matches words, so it does not run on a text known to be in a language
+                # no claim is written in (a French text's words retrieved unrelated English
+                # claims); "und" (too short to tell) does run.
+                lexical = (self.store.lexical_search(p.segments[0].text, self.k_lexical, flaggable_only=True)
+                           if self.k_lexical and (lang == "und" or lang in self.store.languages()) else [])
+                out.append(self._analyse(p, seg_vecs, lang, tops, slots[row : row + n], lexical))
                 row += n
         return out
 
     def _analyse(
-        self, p: _Prepared, seg_vecs: np.ndarray, language: str, topics: list[str], slots: np.ndarray
+        self, p: _Prepared, seg_vecs: np.ndarray, language: str, topics: list[str], slots: np.ndarray,
+        lexical: list[tuple[int, float]],
     ) -> Analysis:
         stages = ["clean"]
         if p.truncated:
             stages.append(f"truncated:{MAX_CHARS}")
+        if p.social:
+            stages.append("social")
         if p.instructions:
             stages.append("strip-instructions")
         stages += ["segment", "embed", "topic"]
@@ -238,40 +281,97 @@ class ClaimGuard:
         if self.route_topics:
             stages.append("route")
         stages.append("retrieve")
+        if lexical:
+            stages.append("lexical")
         analysis = Analysis(prepared=p, language=language, topics=topics, stages=stages)
-        candidates = sorted({int(s) for s in slots.ravel() if s >= 0})
+        candidates = sorted({int(s) for s in slots.ravel() if s >= 0} | {slot for slot, _ in lexical})
         if not candidates:
             stages.append("no-candidates")
             return analysis
-        # Exact cosines of every segment to every candidate any segment retrieved; then rank
-        # by the mean of the whole-text and best-segment cosines, minus a share of the
-        # claim's hubness. The whole text keeps a translated passage on its claim (single
-        # sentences match generic distractors); the best segment finds a claim buried in a
-        # long text or an MCQ option; the hub penalty demotes claims close to everything.
+        stages.append(f"rank:{self.ranking}")
+        # Exact cosines of every segment to every candidate; the pair features; the order.
+        # The whole text keeps a translated passage on its claim (single sentences match
+        # generic distractors); the best segment finds a claim buried in a long text or an
+        # MCQ option; BM25 brings names, numbers and rare words the embedding blurs.
         sims = seg_vecs @ self.store.vectors[candidates].T  # (segments, candidates)
-        per_claim = sims.max(axis=0)
-        rank = BODY_WEIGHT * sims[0] + (1 - BODY_WEIGHT) * per_claim - HUB_PENALTY * self.store.hubs[candidates]
-        order = np.argsort(-rank)
-        best = order[0]
-        slot = candidates[best]
-        best_seg = int(sims[:, best].argmax())
-        claim = self.store.get_slots([slot])[slot]
+        pairs = self._pair_features(p, sims, candidates, lexical)
+        order = np.argsort(-rank_scores(pairs, self.ranking, self.ranker), kind="stable")
+        analysis.slots = [candidates[j] for j in order]
+        analysis.store = self.store
+        analysis.pairs = pairs[order]
+        analysis.sims = sims[:, order]
+        analysis.seg_vecs = seg_vecs
+        analysis.ranked = [(analysis.slots[j], float(s)) for j, s in enumerate(
+            rank_scores(analysis.pairs, self.ranking, self.ranker)[: self.k_output])]
+        self.select(analysis, 0)
+        return analysis
+
+    def select(self, analysis: Analysis, j: int) -> None:
+        """Make candidate `j` (in ranked order) the analysis' match: its claim, evidence
+        segment and decision context. The benchmark uses it to ask what the decision says
+        about a text when its right claim is not in the store."""
+        p, sims, seg_vecs = analysis.prepared, analysis.sims, analysis.seg_vecs
+        assert sims is not None and seg_vecs is not None
+        slot = analysis.slots[j]
+        claim = analysis.claim_at(j)
+        column = sims[:, j]
+        best_seg = int(column.argmax())
         body_text = p.segments[0].text
         analysis.claim = claim
         analysis.segment = p.segments[best_seg]
-        analysis.ranked = [(candidates[j], float(rank[j])) for j in order[:5]]
-        column = np.sort(sims[:, best])[::-1]
+        ordered = np.sort(column)[::-1]
         query_generic = claim_generic = 0.0
         if self._direction is not None:
             query_generic = float(seg_vecs[best_seg] @ self._direction)
             claim_generic = float(self.store.vectors[slot] @ self._direction)
         analysis.context = MatchContext(
-            s1=float(per_claim[best]), body=float(sims[0, best]), support=float(column[1] if len(column) > 1 else column[0]),
-            votes=float((sims.argmax(axis=1) == best).mean()), text=body_text, claim_text=claim.text,
+            s1=float(column.max()), body=float(column[0]), support=float(ordered[1] if len(ordered) > 1 else ordered[0]),
+            votes=float((sims.argmax(axis=1) == j).mean()), text=body_text, claim_text=claim.text,
             segment_kind=analysis.segment.kind, script=script_of(body_text), language=guess_language(body_text),
             query_generic=query_generic, claim_generic=claim_generic,
         )
-        return analysis
+
+    def _pair_features(
+        self, p: _Prepared, sims: np.ndarray, candidates: list[int], lexical: list[tuple[int, float]]
+    ) -> np.ndarray:
+        """`RANK_FEATURES` of each (text, candidate) pair, in `candidates` order."""
+        body, seg = sims[0], sims.max(axis=0)
+        hub = self.store.hubs[candidates]
+        dense_rr = reciprocal_ranks(dense_scores(body, seg, hub))
+        lex_rank = {slot: r for r, (slot, _) in enumerate(lexical)}
+        best_lex = lexical[0][1] if lexical and lexical[0][1] > 0 else 1.0
+        lex_score = dict(lexical)
+        text = p.segments[0].text
+        text_words, text_numbers, text_names = content_words(text), numbers(text), capitalised(text)
+        cues = self._claim_cues(candidates)
+        rows = []
+        for c, slot in enumerate(candidates):
+            words, nums, names = cues[c]
+            rows.append((
+                body[c], seg[c], hub[c], dense_rr[c],
+                1.0 / (1 + lex_rank[slot]) if slot in lex_rank else 0.0,
+                lex_score[slot] / best_lex if slot in lex_score else 0.0,
+                len(words & text_words) / max(1, len(words)),
+                len(words & text_words) / max(1, len(text_words)),
+                1.0 if nums & text_numbers else 0.0,
+                1.0 if nums and text_numbers and not nums & text_numbers else 0.0,
+                len(names & text_names) / max(1, len(names)),
+            ))
+        return np.array(rows, dtype=np.float64)
+
+    def _claim_cues(self, slots: list[int]) -> list[tuple[set[str], set[str], set[str]]]:
+        """Content words, numbers and names of stored claims (cached per store generation:
+        a claim's text only changes with an ingest)."""
+        if self._cues_generation != self.store.generation:
+            self._cues.clear()
+            self._cues_generation = self.store.generation
+        missing = [slot for slot in slots if slot not in self._cues]
+        if missing:
+            if len(self._cues) > 200_000:
+                self._cues.clear()
+            for slot, text in self.store.texts_of_slots(missing).items():
+                self._cues[slot] = (content_words(text), numbers(text), capitalised(text))
+        return [self._cues[slot] for slot in slots]
 
     def _decide(self, p: _Prepared, a: Analysis) -> Verdict:
         if a.context is None or a.claim is None or a.segment is None:
@@ -292,6 +392,7 @@ class ClaimGuard:
         return Verdict(
             flagged=bool(flagged), score=float(score), label=a.claim.verdict if flagged else None,
             evidence=[evidence], language=a.language, topics=a.topics, stages=stages, decided_by=decided_by,
+            candidates=[Candidate(claim_id=a.claim_at(j).id, score=round(sc, 6)) for j, (_, sc) in enumerate(a.ranked)],
         )
 
 
@@ -306,7 +407,34 @@ class Analysis:
     claim: Claim | None = None
     segment: Segment | None = None
     context: MatchContext | None = None
+    #: top candidates (slot, ranking score), best first, as many as the guard outputs
     ranked: list[tuple[int, float]] = field(default_factory=list)
+    #: every candidate in ranked order: slots, pair features, segment cosines
+    slots: list[int] = field(default_factory=list)
+    pairs: np.ndarray | None = None
+    sims: np.ndarray | None = None
+    seg_vecs: np.ndarray | None = None
+    store: ClaimStore | None = None
+    _claims: dict[int, Claim] = field(default_factory=dict)
+
+    def claim_at(self, j: int) -> Claim:
+        """The claim of candidate `j` (records are read from the store when first asked for)."""
+        slot = self.slots[j]
+        if slot not in self._claims:
+            assert self.store is not None
+            self._claims.update(self.store.get_slots(self.slots[j : j + 8]))
+        return self._claims[slot]
+
+    @property
+    def candidates(self) -> list[Claim]:
+        """Every candidate claim in ranked order (reads all their records)."""
+        missing = [s for s in self.slots if s not in self._claims]
+        if missing and self.store is not None:
+            self._claims.update(self.store.get_slots(missing))
+        return [self._claims[s] for s in self.slots]
+
+    def candidate_ids(self, top: int | None = None) -> list[str]:
+        return [self.claim_at(j).id for j in range(len(self.slots[:top]))]
 
 
 def _notice(verdict: Verdict) -> str:
@@ -332,6 +460,7 @@ def verdict_row(row_id: str, verdict: Verdict) -> dict[str, object]:
         "matched_claim_url": claim.url if claim else None,
         "evidence": {"text": ev.text, "start": ev.start, "end": ev.end, "similarity": ev.score} if ev else None,
         "nearest_claim_id": ev.claim.id if ev and ev.claim else None,
+        "candidates": [{"claim_id": c.claim_id, "score": c.score} for c in verdict.candidates],
         "language": verdict.language,
         "topics": verdict.topics,
         "stages": verdict.stages,

@@ -2,7 +2,8 @@
 
 Layout of a store directory:
 
-    claims.sqlite          records (one row per claim id) + a `meta` table
+    claims.sqlite          records (one row per claim id) + a `meta` table + `claims_fts`,
+                           an FTS5 (BM25) index of the claim texts, rowid = slot
     index-<gen>.npy        float32 (n, dim) embeddings, row i = slot i
     topics-<gen>.npy       int16 topic id per slot (-1 = none), for topic-restricted search
     hubs-<gen>.npy         float32 per slot: how central the claim is (see `hubness`)
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sqlite3
 import threading
 import time
@@ -49,7 +51,11 @@ CREATE TABLE IF NOT EXISTS claims (
     date TEXT
 );
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE VIRTUAL TABLE IF NOT EXISTS claims_fts USING fts5(text, tokenize = 'unicode61 remove_diacritics 2');
 """
+#: Words of a query sent to the lexical index: its rarest words in the store (rare words
+#: are what BM25 adds to the embedding; a query of every word scored thousands of claims).
+LEXICAL_TERMS = 12
 _COLUMNS = ("id", "text", "verdict", "verdict_original", "language", "topic", "url", "publisher", "date")
 _TOPIC_IDS = {name: i for i, name in enumerate(TOPICS)}
 
@@ -107,6 +113,7 @@ class ClaimStore:
                 f"The store at {path} was built with embedder {meta.get('embedder')!r}, not "
                 f"{embedder.spec!r}; use --embedder {meta.get('embedder')} or a new --db"
             )
+        _backfill_lexical(conn)
         return cls(path, embedder, conn)
 
     @property
@@ -164,6 +171,8 @@ class ClaimStore:
             flags[slot] = True
         self.flaggable = flags
         self._blocks: dict[tuple[int, int, bool], tuple[np.ndarray, np.ndarray]] = {}
+        self._document_frequency: dict[str, int] | None = None  # of the lexical index, loaded on first use
+        self._languages: frozenset[str] | None = None
 
     def __len__(self) -> int:
         return int(self.vectors.shape[0])
@@ -268,6 +277,8 @@ class ClaimStore:
                     f"VALUES ({', '.join('?' * (len(_COLUMNS) + 1))})",
                     rows,
                 )
+                self._conn.executemany("DELETE FROM claims_fts WHERE rowid = ?", [(r[0],) for r in rows])
+                self._conn.executemany("INSERT INTO claims_fts (rowid, text) VALUES (?, ?)", [(r[0], r[2]) for r in rows])
                 _set_meta(self._conn, generation=str(generation), count=str(len(vectors)))
         except (OSError, sqlite3.Error) as exc:
             for leftover in (index_file, topics_file, hubs_file):
@@ -304,6 +315,9 @@ class ClaimStore:
                 # Ascending order: each target slot is free (removed, or already moved down).
                 moves = [(int(new_slot[s]), s) for s in range(gone[0] + 1, len(keep)) if keep[s]]
                 self._conn.executemany("UPDATE claims SET slot = ? WHERE slot = ?", moves)
+                # The lexical index is keyed by slot too: rebuild it (removals are rare).
+                self._conn.execute("DELETE FROM claims_fts")
+                self._conn.execute("INSERT INTO claims_fts (rowid, text) SELECT slot, text FROM claims")
                 _set_meta(self._conn, generation=str(generation), count=str(len(vectors)))
         except (OSError, sqlite3.Error) as exc:
             for leftover in files:
@@ -389,6 +403,55 @@ class ClaimStore:
             scores[rows], slots[rows] = sub_scores, sub_slots
         return scores, slots
 
+    def lexical_search(self, text: str, k: int = 20, *, flaggable_only: bool = False) -> list[tuple[int, float]]:
+        """Top-k claims for `text` by BM25 over the claim texts (SQLite FTS5) -> [(slot,
+        score)], best first, score = -bm25 (higher is better). Names, numbers and rare words
+        that embeddings blur are what this finds. Words are OR-ed, so any shared word can
+        retrieve; the `LEXICAL_TERMS` of the text's words that are rarest in the store are
+        used (words no claim has cannot retrieve anything)."""
+        if k <= 0:
+            return []
+        frequency = self.document_frequency()
+        words = set(_LEXICAL_WORD.findall(text.lower())) - _LEXICAL_STOP
+        terms = sorted((w for w in words if w in frequency), key=lambda w: (frequency[w], w))
+        if not terms:
+            return []
+        query = " OR ".join(f'"{t}"' for t in terms[:LEXICAL_TERMS])
+        wanted = k * 3 if flaggable_only else k
+        try:
+            rows = self._conn.execute(
+                "SELECT rowid, bm25(claims_fts) FROM claims_fts WHERE claims_fts MATCH ? ORDER BY rank LIMIT ?",
+                (query, wanted),
+            ).fetchall()
+        except sqlite3.Error as exc:
+            raise StoreError(f"The lexical index of {self.path} failed: {exc}") from None
+        out = [(int(slot), -float(score)) for slot, score in rows if slot < len(self.flaggable)]
+        if flaggable_only:
+            out = [(slot, score) for slot, score in out if self.flaggable[slot]]
+        return out[:k]
+
+    def document_frequency(self) -> dict[str, int]:
+        """How many claims hold each indexed word (the FTS5 vocabulary; cached per generation)."""
+        if self._document_frequency is None:
+            self._conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.claims_vocab USING fts5vocab(main, claims_fts, row)")
+            self._document_frequency = dict(self._conn.execute("SELECT term, doc FROM temp.claims_vocab"))
+        return self._document_frequency
+
+    def languages(self) -> frozenset[str]:
+        """The languages of the stored claims (cached per generation)."""
+        if self._languages is None:
+            self._languages = frozenset(lang for (lang,) in self._conn.execute("SELECT DISTINCT language FROM claims"))
+        return self._languages
+
+    def texts_of_slots(self, slots: Sequence[int]) -> dict[int, str]:
+        """Claim texts by slot (lighter than `get_slots` when only the text is needed)."""
+        out: dict[int, str] = {}
+        wanted = sorted({int(s) for s in slots if s >= 0})
+        for i in range(0, len(wanted), 500):
+            chunk = wanted[i : i + 500]
+            out.update(self._conn.execute(f"SELECT slot, text FROM claims WHERE slot IN ({','.join('?' * len(chunk))})", chunk))
+        return out
+
     def _topic_block(self, topic_id: int, flaggable_only: bool) -> tuple[np.ndarray, np.ndarray]:
         """(slots, contiguous vectors) of one topic, cached per generation: routing then
         multiplies only those rows instead of masking the whole index per query."""
@@ -473,6 +536,25 @@ def hubness(vectors: np.ndarray, k: int = 10, reference: int = 8192, seed: int =
         top[~np.isfinite(top)] = np.nan
         out[start : start + 2048] = np.nan_to_num(np.nanmean(top, axis=1), nan=0.0)
     return out
+
+
+_LEXICAL_WORD = re.compile(r"[^\W_]{3,}")
+_LEXICAL_STOP = frozenset(
+    """the and for that with this from are was were has have had not but you your they their them its
+    his her she him who what when where which why how all any can will would should could been being
+    into about after before over than then there these those our out just also more most some such only
+    very said says say new does did via amp""".split()
+)
+
+
+def _backfill_lexical(conn: sqlite3.Connection) -> None:
+    """Index the claims of a store made before the lexical index existed (one transaction)."""
+    indexed = conn.execute("SELECT COUNT(*) FROM claims_fts").fetchone()[0]
+    stored = conn.execute("SELECT COUNT(*) FROM claims").fetchone()[0]
+    if indexed != stored:
+        with _transaction(conn):
+            conn.execute("DELETE FROM claims_fts")
+            conn.execute("INSERT INTO claims_fts (rowid, text) SELECT slot, text FROM claims")
 
 
 def _topk(sims: np.ndarray, k: int, scores: np.ndarray, slots: np.ndarray, candidates: np.ndarray | None):

@@ -8,6 +8,7 @@ from typing import Any, TypeVar
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from ..config import Settings, load_settings
 from ..errors import MisguardError
@@ -26,6 +27,11 @@ def settings_from(ctx: typer.Context) -> Settings:
     return root.obj
 
 
+def error_line(exc: BaseException) -> str:
+    """One red line; the message is escaped so `misguard[mas]` is not read as markup."""
+    return f"[bold red]error:[/] {escape(f'{type(exc).__name__}: {exc}')}"
+
+
 def friendly_errors(fn: F) -> F:
     """Show a MisguardError as one red line and exit 2, instead of a traceback."""
 
@@ -34,7 +40,7 @@ def friendly_errors(fn: F) -> F:
         try:
             return fn(*args, **kwargs)
         except MisguardError as exc:
-            err_console.print(f"[bold red]error:[/] {type(exc).__name__}: {exc}", highlight=False)
+            err_console.print(error_line(exc), highlight=False)
             raise typer.Exit(2) from None
 
     return wrapper  # type: ignore[return-value]

@@ -38,14 +38,22 @@ def _probe(label: str, build) -> tuple[str, str, str]:
 
 
 @friendly_errors
-def doctor(ctx: typer.Context) -> None:
+def doctor(
+    ctx: typer.Context,
+    load: Annotated[bool, typer.Option("--load", help="Also load the configured LLM (seconds, and its memory).")] = False,
+) -> None:
     """Which backends, models and optional parts are usable here, and why not."""
+    from .models import pack_rows
+
     settings = settings_from(ctx)
     table = Table(title="misguard doctor")
     table.add_column("component")
     table.add_column("status")
     table.add_column("detail", overflow="fold")
-    table.add_row(*_probe("llm local/smollm2", lambda: get_llm("local/smollm2", settings.llm)))
+    for spec, state, detail in pack_rows(settings.llm.models_dir):
+        table.add_row(f"model pack {spec}", state, detail)
+    if load:
+        table.add_row(*_probe(f"llm {settings.llm.model}", lambda: get_llm(None, settings.llm)))
     if settings.llm.base_url or settings.llm.model.startswith("openai/"):
         table.add_row(*_probe(f"llm {settings.llm.model}", lambda: get_llm(None, settings.llm)))
     else:
@@ -53,7 +61,7 @@ def doctor(ctx: typer.Context) -> None:
     table.add_row(*_probe("embedder e5", lambda: get_embedder("e5", settings.embed)))
     for module, extra, purpose in [
         ("openai", "openai", "OpenAI-compatible endpoints"),
-        ("llama_cpp", "local", "in-process GGUF models"),
+        ("xllamacpp", "local", "in-process GGUF models"),
         ("torch", "torch", "the memory guard's contrastive detector"),
         ("sentence_transformers", "st", "sentence-transformers embedders"),
         ("ray", "ray", "--executor ray"),
@@ -66,6 +74,7 @@ def doctor(ctx: typer.Context) -> None:
             table.add_row(escape(f"extra [{extra}]"), "[yellow]missing[/]", escape(f"pip install 'misguard[{extra}]' for {purpose}"))
     console.print(table)
     console.print(f"LLM backends: {', '.join(LLM_BACKENDS.names())}; embedders: {', '.join(EMBEDDERS.names())}")
+    console.print(f"configured LLM: {escape(settings.llm.model)} (misguard doctor --load to load it)")
 
 
 @friendly_errors

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Optional
 
 import typer
 
@@ -25,8 +25,13 @@ def backends(
     texts: Annotated[int, typer.Option(help="How many texts to embed.")] = 256,
     llm_tokens: Annotated[int, typer.Option(help="Tokens to generate per LLM call.")] = 128,
     repeats: Annotated[int, typer.Option(help="Repetitions; medians are reported.")] = 3,
+    pack: Annotated[Optional[list[str]], typer.Option(help="Model packs to measure (default: every installed one).")] = None,
+    concurrency: Annotated[int, typer.Option(help="Concurrent requests for the batched figure.")] = 3,
 ) -> None:
-    """Embedding throughput (single and batched) and local-LLM tokens/s on this machine."""
+    """Embedding throughput and, per model pack, load time, RSS, prompt/generation tokens/s."""
     from ..bench.backends import run_backend_bench
 
-    run_backend_bench(settings_from(ctx), output, n_texts=texts, llm_tokens=llm_tokens, repeats=repeats, console=console)
+    run_backend_bench(
+        settings_from(ctx), output, n_texts=texts, llm_tokens=llm_tokens, repeats=repeats,
+        console=console, packs=pack, concurrency=concurrency,
+    )

@@ -97,7 +97,7 @@ def export(
 
 
 def _guard(settings: Settings, db: Path, decision: Path | None, threshold: float | None, judge: bool,
-           judge_prompt: int, route_topics: bool):
+           judge_prompt: int, route_topics: bool, candidates: int = 5, ranking: str | None = None):
     from ..claims import ClaimGuard, LLMJudge, ThresholdDecision, load_decision
     from ..llm import get_llm
 
@@ -110,7 +110,12 @@ def _guard(settings: Settings, db: Path, decision: Path | None, threshold: float
     elif threshold is not None:
         chosen = ThresholdDecision(threshold)
     llm_judge = LLMJudge(get_llm(None, settings.llm), prompt=judge_prompt) if judge else None
-    return ClaimGuard(store, decision=chosen, judge=llm_judge, route_topics=route_topics)
+    try:
+        return ClaimGuard(store, decision=chosen, judge=llm_judge, route_topics=route_topics, k_output=candidates,
+                          ranking=ranking)
+    except ConfigError:
+        store.close()
+        raise
 
 
 @friendly_errors
@@ -126,14 +131,17 @@ def check(
     judge_prompt: Annotated[int, typer.Option(help="The paper's judge prompt, 1 or 2.")] = 2,
     route_topics: Annotated[bool, typer.Option("--route-topics", help="Search only the predicted topics.")] = False,
     batch_size: Annotated[int, typer.Option(help="Texts per batch with --input.")] = 64,
+    candidates: Annotated[int, typer.Option("--candidates", min=0, max=100, help="Top-k candidate claims listed per text (ids and ranking scores).")] = 5,
+    ranking: Annotated[Optional[str], typer.Option(help="Candidate ranking: dense, lexical, rrf or learned (default: learned when the decision ships a ranker, else dense).")] = None,
 ) -> None:
-    """Check text against the claim store: flagged or not, the matched claim and the evidence."""
+    """Check text against the claim store: flagged or not, the matched claim, the evidence
+    and the top candidate claims."""
     from ..claims import verdict_row
 
     settings = settings_from(ctx)
     if (text is None) == (input is None):
         raise DataError("give either a TEXT argument or --input FILE (with --output FILE)")
-    guard = _guard(settings, db, decision, threshold, judge, judge_prompt, route_topics)
+    guard = _guard(settings, db, decision, threshold, judge, judge_prompt, route_topics, candidates, ranking)
     try:
         if text is not None:
             _print_verdict(text, guard.check(text))
@@ -214,14 +222,19 @@ def bench_claims(
     resume: Annotated[bool, typer.Option("--resume/--fresh", help="Reuse finished parts of an earlier run log.")] = True,
     paper: Annotated[int, typer.Option(help="Also the paper's Table 1 on LIAR/Snopes: this many stored false and held-out true claims, attacked offline (0 = skip).")] = 0,
     paper_translate: Annotated[bool, typer.Option("--paper-translate", help="Add the paper's LLM translation attacks to --paper (needs a capable --llm).")] = False,
+    checkthat_limit: Annotated[int, typer.Option(help="Tests: CheckThat-2020 tweets per split and only their claims plus 1,000 others (0 = all).")] = 0,
+    checkthat_train: Annotated[int, typer.Option(help="CheckThat-2020 train tweets used to fit the ranker and the decision (0 = all 800).")] = 0,
+    checkthat_only: Annotated[bool, typer.Option("--checkthat-only", help="Only the CheckThat-2020 parts: ranker, rankings, normalisation steps, and the shipped decision with the new ranker on the dev/test tweets.")] = False,
 ) -> None:
-    """Dev-set accuracy per attack and language, topic routing, the LLM judge, the paper's
-    Table 1 on LIAR/Snopes, and speed."""
+    """CheckThat-2020 retrieval (MAP@5, P@1, MRR), one decision fitted across the dev set,
+    paper-style LIAR/Snopes attacks and CheckThat train, reported per source and cell;
+    topic routing, the LLM judge, and speed."""
     from ..bench.claims import run_claims_bench
 
     settings = settings_from(ctx)
     run_claims_bench(
         settings, output, data_dir=data, distractors=distractors, store_dir=store_dir, judge=judge,
         judge_limit=judge_limit, speed=speed, save_model=save_model, resume=resume, console=console,
-        paper=paper, paper_translate=paper_translate,
+        paper=paper, paper_translate=paper_translate, checkthat_limit=checkthat_limit,
+        checkthat_train=checkthat_train, checkthat_only=checkthat_only,
     )

@@ -18,6 +18,7 @@ from ..config import Settings
 SECTIONS: list[tuple[str, str]] = [
     ("Backends: multilingual embeddings and a local LLM", "misguard.cli.demo_backends"),
     ("Multi-agent system under a misinformation attack (ARGUS setting)", "misguard.cli.demo_mas"),
+    ("ARGUS defense: localization and rectification, with and without", "misguard.cli.demo_argus"),
     ("Shared memory: poisoning detection and repair", "misguard.cli.demo_memory"),
     ("Claim guard: multilingual retrieval-augmented misinformation detection", "misguard.cli.demo_claims"),
     ("Web service: the claim guard over HTTP (what the browser extension calls)", "misguard.cli.demo_service"),

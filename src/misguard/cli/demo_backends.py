@@ -31,7 +31,8 @@ def run(settings: Settings, console: Console) -> None:
     console.print(table)
 
     llm = get_llm(None, settings.llm)
-    console.print(f"LLM {llm.spec}: {llm.describe().get('path', '')}")
+    pack = llm.describe().get("pack") or {}
+    console.print(f"LLM {llm.spec}: {pack.get('title') or llm.describe().get('path', '')}")
     out = llm.generate_sync(
         [
             {"role": "system", "content": "You are a careful fact-checker. Answer in one sentence."},
@@ -42,6 +43,5 @@ def run(settings: Settings, console: Console) -> None:
     console.print(f"[bold]answer:[/] {out.text.strip()}", highlight=False)
     console.print(
         f"[dim]{out.prompt_tokens} prompt + {out.completion_tokens} completion tokens in "
-        f"{out.latency_s:.2f} s (temperature {settings.llm.temperature}, seed {settings.llm.seed}); "
-        "a 135M model proves the code path, not judgement[/]"
+        f"{out.latency_s:.2f} s (temperature {settings.llm.temperature}, seed {settings.llm.seed})[/]"
     )

@@ -1,4 +1,4 @@
-"""Demo section: a real multi-agent run (SmolLM2) on a shipped task under prompt injection."""
+"""Demo section: a real multi-agent run (local Qwen2.5 1.5B) on a shipped task under prompt injection."""
 
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ def run(settings: Settings, console: Console) -> None:
     # the tests and in `misguard bench misinfotask`.
     config = MASConfig(
         topology="star", rounds=ROUNDS, seed=settings.seed, max_tool_calls=0,
-        worker_max_tokens=100, planner_max_tokens=160, concluder_max_tokens=120,
+        worker_max_tokens=120, planner_max_tokens=160, concluder_max_tokens=120,
     )
     system = MultiAgentSystem(task.runtime_task(), RoleLLMs(worker=llm), config)
     started = time.perf_counter()
@@ -63,6 +63,5 @@ def run(settings: Settings, console: Console) -> None:
     console.print(
         f"[dim]{result.usage.prompt_tokens} prompt + {result.usage.completion_tokens} completion tokens in "
         f"{result.usage.calls} calls, {time.perf_counter() - started:.1f} s; runtime fallbacks: "
-        f"{dict((k, fallbacks.count(k)) for k in sorted(set(fallbacks)))}; a 135M model proves the code path, "
-        "not judgement[/]"
+        f"{dict((k, fallbacks.count(k)) for k in sorted(set(fallbacks)))}[/]"
     )

@@ -39,15 +39,15 @@ def run(settings: Settings, console: Console) -> None:
     with tempfile.TemporaryDirectory(prefix="misguard-memory-demo-") as tmp:
         folder = Path(tmp)
         _e5_walkthrough(settings, console, folder)
-        params = BenchParams(ratio=0.05, kind="II", seeds=1, records=6000, scenarios=10, encoder_steps=120)
-        console.print(f"Surrogate run: {params.records} memory records in {params.scenarios} multi-agent scenarios "
-                      "(path planning, resource contention, knowledge coordination), 5% Type II poisoning "
-                      "(structurally camouflaged: near the benign centroids, action shifted), real SQLite store")
+        params = BenchParams(ratio=0.05, kind="II", seeds=1, records=6000, scenarios=10, encoder_steps=120, eval_steps=24)
+        console.print(f"Benchmark run: {params.records} memory records written by PettingZoo MPE agents (simple_spread, "
+                      f"4-8 agents) acting from shared memory in {params.scenarios} scenarios, 5% Type II poisoning "
+                      "(copies of genuine records with the action shifted), real SQLite stores")
         started = time.perf_counter()
         summary = run_memory_bench(settings, params, folder / "bench", lambda msg: console.print(f"[dim]{msg}[/]"))
         for table in render_tables({params.ratio: summary})[:1]:
             console.print(table)
-        store_db = next((folder / "bench").glob("memory-seed*.db"))
+        store_db = next((folder / "bench").glob("seed*/eval-proposed-*.db"))
         from ..memory import open_store
 
         with open_store(store_db) as store:

@@ -9,7 +9,7 @@ import typer
 
 from ..config import load_settings
 from ..errors import MisguardError
-from ._common import err_console
+from ._common import err_console, error_line
 
 app = typer.Typer(
     name="misguard",
@@ -24,7 +24,7 @@ app = typer.Typer(
 def _global(
     ctx: typer.Context,
     config: Annotated[Optional[Path], typer.Option(help="Settings file (default ./misguard.toml or $MISGUARD_CONFIG).")] = None,
-    llm: Annotated[Optional[str], typer.Option("--llm", help="LLM spec, e.g. local/smollm2, openai/gpt-4o-mini, mock.")] = None,
+    llm: Annotated[Optional[str], typer.Option("--llm", help="LLM spec, e.g. local/qwen2.5-1.5b, local//path/model.gguf, openai/gpt-4o-mini, mock.")] = None,
     base_url: Annotated[Optional[str], typer.Option(help="OpenAI-compatible base URL for the LLM.")] = None,
     embedder: Annotated[Optional[str], typer.Option(help="Embedder spec, e.g. e5, openai/<model>, hashing/256.")] = None,
     seed: Annotated[Optional[int], typer.Option(help="Seed for the LLM and everything random.")] = None,
@@ -38,12 +38,12 @@ def _global(
     try:
         ctx.obj = load_settings(config, **overrides)
     except MisguardError as exc:
-        err_console.print(f"[bold red]error:[/] {exc}", highlight=False)
+        err_console.print(error_line(exc), highlight=False)
         raise typer.Exit(2) from None
 
 
 #: Modules with a `register(app)` function; each concern adds its commands in its own module.
-COMMAND_MODULES = ["basics", "bench", "mas", "claims", "memory", "serve"]
+COMMAND_MODULES = ["basics", "models", "bench", "mas", "claims", "memory", "serve"]
 
 
 def _register() -> None:

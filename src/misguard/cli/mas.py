@@ -1,33 +1,35 @@
-"""`misguard bench misinfotask`: the ARGUS setting on MisInfoTask."""
+"""`misguard bench misinfotask` (the ARGUS setting on MisInfoTask), its comparison report,
+the ARGUS localization speed bench, threshold calibration and G-Safeguard training.
+
+Attack, defense and topology choices come from their registries, so a newly registered
+plug-in appears here without editing this file.
+"""
 
 from __future__ import annotations
 
+import json
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 from pydantic import ValidationError
 
+from ..attacks import ATTACKS
 from ..errors import ConfigError
+from ..mas import DEFENSES, TOPOLOGIES
 from ._common import console, friendly_errors, settings_from
 from .bench import bench_app
 
 
-class AttackName(str, Enum):
-    none = "none"
-    inject = "inject"
-    tool = "tool"
-    rag = "rag"
+def registry_choice(name: str, names: list[str]) -> type[Enum]:
+    """A str Enum of a registry's current names (typer shows and checks them)."""
+    return Enum(name, {n: n for n in names}, type=str)  # type: ignore[return-value]
 
 
-class TopologyName(str, Enum):
-    self = "self"
-    chain = "chain"
-    full = "full"
-    circle = "circle"
-    star = "star"
-    random = "random"
+AttackName = registry_choice("AttackName", ["none", *ATTACKS.names()])
+TopologyName = registry_choice("TopologyName", TOPOLOGIES.names())
+DefenseName = registry_choice("DefenseName", DEFENSES.names())
 
 
 class Executor(str, Enum):
@@ -35,60 +37,224 @@ class Executor(str, Enum):
     ray = "ray"
 
 
+#: Options shared by the sweep commands.
+DataOption = Annotated[Optional[str], typer.Option("--data", help="MisinfoTask.json path, or `sample` for the shipped tasks (default <data_dir>/misinfotask/MisinfoTask.json, else ../shared/data/...).")]
+ModelOption = Annotated[Optional[str], typer.Option("--model", help="LLM spec of the agents (default: --llm); the LLM judge uses --llm.")]
+RectifierOption = Annotated[Optional[str], typer.Option("--rectifier-model", help="LLM spec of the ARGUS rectifier (default: defense.rectifier_model, else the agents' model).")]
+RoundsOption = Annotated[int, typer.Option("--rounds", min=1, help="Rounds of collaboration (paper: 5).")]
+TasksOption = Annotated[Optional[str], typer.Option("--tasks", help="Task ids, e.g. 0-9,12 (default: all).")]
+SeedsOption = Annotated[str, typer.Option("--seeds", help="Seeds, e.g. 0 or 0,1,2 or 0-4; each task runs once per seed.")]
+ConcurrencyOption = Annotated[int, typer.Option("--concurrency", min=1, help="Runs in flight at once (Ray: CPUs for a local cluster).")]
+ExecutorOption = Annotated[Executor, typer.Option("--executor", help="asyncio (in-process) or ray (local cluster, or RAY_ADDRESS).")]
+
+
 def register(app: typer.Typer) -> None:
-    """The command is added to `bench_app` at import time (see below)."""
+    """The commands are added to `bench_app` at import time (see below)."""
+
+
+def parse_params(pairs: list[str]) -> dict[str, Any]:
+    """`key=value` pairs; values are read as JSON when they parse (numbers, booleans,
+    null), else kept as strings. The defense's settings model validates them."""
+    out: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise ConfigError(f"bad --defense-param {pair!r}; use KEY=VALUE, e.g. alpha=0.3")
+        try:
+            out[key.strip()] = json.loads(value)
+        except json.JSONDecodeError:
+            out[key.strip()] = value
+    return out
 
 
 @bench_app.command("misinfotask")
 @friendly_errors
 def misinfotask(
     ctx: typer.Context,
-    data: Annotated[Optional[str], typer.Option(help="MisinfoTask.json path, or `sample` for the shipped tasks (default <data_dir>/misinfotask/MisinfoTask.json, else ../shared/data/...).")] = None,
-    model: Annotated[Optional[str], typer.Option(help="LLM spec of the agents (default: --llm); the LLM judge uses --llm.")] = None,
-    attack: Annotated[AttackName, typer.Option(help="Misinformation attack.")] = AttackName.inject,
-    defense: Annotated[str, typer.Option(help="Defense by registry name (`none`, or one a defense package registers).")] = "none",
-    topology: Annotated[TopologyName, typer.Option(help="Communication graph (`self`: the planner decides).")] = TopologyName.self,
-    rounds: Annotated[int, typer.Option(min=1, help="Rounds of collaboration (paper: 5).")] = 5,
-    tasks: Annotated[Optional[str], typer.Option(help="Task ids, e.g. 0-9,12 (default: all).")] = None,
-    seeds: Annotated[str, typer.Option(help="Seeds, e.g. 0 or 0,1,2 or 0-4; each task runs once per seed.")] = "0",
-    concurrency: Annotated[int, typer.Option(min=1, help="Runs in flight at once (Ray: CPUs for a local cluster).")] = 1,
+    data: DataOption = None,
+    model: ModelOption = None,
+    attack: Annotated[AttackName, typer.Option(help="Misinformation attack.")] = AttackName("inject"),  # type: ignore[valid-type]
+    defense: Annotated[DefenseName, typer.Option(help="Defense by registry name.")] = DefenseName("none"),  # type: ignore[valid-type]
+    defense_param: Annotated[Optional[list[str]], typer.Option(help="KEY=VALUE overriding the defense's settings section, repeatable (e.g. dynamic_localization=false, alpha=0.3).")] = None,
+    rectifier_model: RectifierOption = None,
+    claims_db: Annotated[Optional[str], typer.Option(help="Claim store directory to ground the defense in.")] = None,
+    topology: Annotated[TopologyName, typer.Option(help="Communication graph (`self`: the planner decides).")] = TopologyName("self"),  # type: ignore[valid-type]
+    rounds: RoundsOption = 5,
+    tasks: TasksOption = None,
+    seeds: SeedsOption = "0",
+    concurrency: ConcurrencyOption = 1,
     output: Annotated[Path, typer.Option(help="Directory for the run log, event logs and reports; rerun to resume.")] = Path("runs/misinfotask"),
-    executor: Annotated[Executor, typer.Option(help="asyncio (in-process) or ray (local cluster, or RAY_ADDRESS).")] = Executor.asyncio,
+    executor: ExecutorOption = Executor.asyncio,
 ) -> None:
-    """Run the multi-agent system on MisInfoTask under an attack, judge it, report MT and TSR."""
-    from ..bench.misinfotask import (
-        SweepConfig,
-        default_dataset_path,
-        load_tasks,
-        parse_seeds,
-        parse_task_selection,
-        results_table,
-        run_sweep,
-        sample_tasks_path,
-        write_reports,
-    )
+    """Run the multi-agent system on MisInfoTask under an attack and a defense, judge it, report MT and TSR."""
+    from ..bench.misinfotask import results_table, run_sweep, write_reports
 
     settings = settings_from(ctx)
-    path = sample_tasks_path() if data == "sample" else Path(data) if data else default_dataset_path(settings.data_dir)
-    records = load_tasks(path)
-    try:
-        config = SweepConfig(
-            data=str(path), model=model or settings.llm.model, attack=attack.value, defense=defense,
-            topology=topology.value, rounds=rounds,
-            tasks=tuple(parse_task_selection(tasks, [t.id for t in records])),
-            seeds=tuple(parse_seeds(seeds)), concurrency=concurrency, executor=executor.value,
-        )
-    except ValidationError as exc:
-        raise ConfigError(f"invalid options: {exc.errors()[0]['msg']}") from None
+    path, records = _records(settings, data)
+    config = _sweep_config(
+        path, records, tasks, seeds, model=model or settings.llm.model, attack=_value(attack), defense=_value(defense),
+        defense_params=parse_params(defense_param or []), rectifier_model=rectifier_model, claims_db=claims_db,
+        topology=_value(topology), rounds=rounds, concurrency=concurrency, executor=executor.value,
+    )
     log = run_sweep(settings, config, records, output, console=console)
     log.close()
     summary = write_reports(output, seed=settings.seed)
     console.print(results_table(summary))
     console.print(
         f"MAS tokens/run {summary['mas_tokens_per_run']}, judge tokens/run {summary['judge_tokens_per_run']}, "
-        f"wall s/run {summary['wall_s_per_run']}; reports in {output}/ (summary.json, results.md, mt_curve.png)",
+        f"wall s/run {summary['wall_s_per_run']}; defense cost/round {summary['defense_cost']}; "
+        f"reports in {output}/ (summary.json, results.md, mt_curve.png)",
         highlight=False,
     )
+
+
+def _records(settings: Any, data: str | None) -> tuple[Path, list[Any]]:
+    """The MisInfoTask file `--data` names (or the default path) and its tasks."""
+    from ..bench.misinfotask import default_dataset_path, load_tasks, sample_tasks_path
+
+    path = sample_tasks_path() if data == "sample" else Path(data) if data else default_dataset_path(settings.data_dir)
+    return path, load_tasks(path)
+
+
+def _sweep_config(path: Path, records: list[Any], tasks: str | None, seeds: str, **fields: Any) -> Any:
+    """A validated SweepConfig (bad options become one ConfigError line)."""
+    from ..bench.misinfotask import SweepConfig, parse_seeds, parse_task_selection
+
+    try:
+        return SweepConfig(
+            data=str(path), tasks=tuple(parse_task_selection(tasks, [t.id for t in records])),
+            seeds=tuple(parse_seeds(seeds)), **fields,
+        )
+    except ValidationError as exc:
+        raise ConfigError(f"invalid options: {exc.errors()[0]['msg']}") from None
+
+
+def _value(choice: Any) -> str:
+    return choice.value if isinstance(choice, Enum) else str(choice)
+
+
+@bench_app.command("misinfotask-grid")
+@friendly_errors
+def misinfotask_grid(
+    ctx: typer.Context,
+    data: DataOption = None,
+    model: ModelOption = None,
+    attacks: Annotated[str, typer.Option(help="Attacks, comma-separated.")] = "inject,tool,rag",
+    defenses: Annotated[str, typer.Option(help="Defenses, comma-separated.")] = "none,argus",
+    topologies: Annotated[str, typer.Option(help="Topologies, comma-separated.")] = "self,chain,full,circle,star",
+    rectifier_model: RectifierOption = None,
+    rounds: RoundsOption = 5,
+    tasks: TasksOption = None,
+    seeds: SeedsOption = "0",
+    concurrency: ConcurrencyOption = 1,
+    output: Annotated[Path, typer.Option(help="One sub-directory per attack-defense-topology, plus report/.")] = Path("runs/misinfotask-grid"),
+    executor: ExecutorOption = Executor.asyncio,
+) -> None:
+    """Every attack x defense x topology (the paper's full sweep), each resumable, then the comparison report."""
+    from ..bench.misinfotask import Components, run_sweep, write_comparison, write_reports
+
+    settings = settings_from(ctx)
+    path, records = _records(settings, data)
+    split = lambda text: [x.strip() for x in text.split(",") if x.strip()]  # noqa: E731
+    configs = [
+        _sweep_config(
+            path, records, tasks, seeds, model=model or settings.llm.model, attack=attack, defense=defense,
+            rectifier_model=rectifier_model, topology=topology, rounds=rounds, concurrency=concurrency,
+            executor=executor.value,
+        )
+        for attack in split(attacks) for defense in split(defenses) for topology in split(topologies)
+    ]
+    components = Components.build(settings, configs[0]) if executor is Executor.asyncio else None
+    dirs = []
+    for config in configs:
+        out = output / f"{config.attack}-{config.defense}-{config.topology}"
+        console.print(f"[bold]{out.name}[/]")
+        run_sweep(settings, config, records, out, console=console, components=components).close()
+        write_reports(out, seed=settings.seed)
+        dirs.append(out)
+    write_comparison(dirs, output / "report", seed=settings.seed)
+    console.print((output / "report" / "table1.md").read_text(), highlight=False, markup=False)
+
+
+@bench_app.command("misinfotask-report")
+@friendly_errors
+def misinfotask_report(
+    ctx: typer.Context,
+    runs: Annotated[list[Path], typer.Argument(help="Output directories of `bench misinfotask` sweeps (one per attack x defense).")],
+    output: Annotated[Path, typer.Option(help="Where table1.md, comparison.json and mt_curves.png go.")] = Path("runs/misinfotask-report"),
+) -> None:
+    """The paper's Table 1 layout, the ablation rows and MT change with paired bootstrap
+    intervals, localization precision/recall, cost per defense, and one MT-per-round plot."""
+    from ..bench.misinfotask import write_comparison
+
+    for run in runs:
+        if not (run / "runlog.jsonl").is_file():
+            raise ConfigError(f"{run} has no runlog.jsonl; pass directories written by `bench misinfotask`")
+    settings = settings_from(ctx)
+    write_comparison(runs, output, seed=settings.seed)
+    console.print((output / "table1.md").read_text(), highlight=False, markup=False)
+    console.print(f"written: {output}/table1.md, comparison.json, mt_curves.png")
+
+
+@bench_app.command("localization")
+@friendly_errors
+def localization(
+    ctx: typer.Context,
+    agents: Annotated[int, typer.Option(min=3, help="Agents in the random graph.")] = 2000,
+    degree: Annotated[int, typer.Option(min=1, help="Out-neighbours per agent.")] = 10,
+    repeats: Annotated[int, typer.Option(min=1, help="Repetitions; medians are reported.")] = 3,
+    output: Annotated[Path, typer.Option(help="Directory for the run log and summary.")] = Path("runs/bench-localization"),
+) -> None:
+    """Seconds per round of ARGUS's channel localization: round 1 and a later round with goals and traffic."""
+    from ..bench.misinfotask._localization import run_localization_bench
+
+    run_localization_bench(settings_from(ctx), output, agents=agents, degree=degree, repeats=repeats, console=console)
+
+
+@bench_app.command("argus-calibrate")
+@friendly_errors
+def argus_calibrate(
+    ctx: typer.Context,
+    data: Annotated[Optional[str], typer.Option(help="MisinfoTask.json path (default as for `bench misinfotask`), or `sample`.")] = None,
+    tasks: Annotated[str, typer.Option(help="Task ids to calibrate on: keep them apart from the evaluated tasks.")] = "60-107",
+    output: Annotated[Path, typer.Option(help="Where calibration.json goes.")] = Path("runs/argus-calibration"),
+) -> None:
+    """Calibrate ARGUS's relevance, goal de-duplication and pre-screen thresholds for the configured embedder."""
+    from ..bench.misinfotask import parse_task_selection
+    from ..bench.misinfotask._calibrate import calibrate_thresholds
+    from ..embed import get_embedder
+
+    settings = settings_from(ctx)
+    path, records = _records(settings, data)
+    chosen = set(parse_task_selection(tasks, [t.id for t in records]))
+    result = calibrate_thresholds([t for t in records if t.id in chosen], get_embedder(None, settings.embed))
+    result["data"] = str(path)
+    output.mkdir(parents=True, exist_ok=True)
+    (output / "calibration.json").write_text(json.dumps(result, indent=2))
+    for key in ("relevance_threshold", "goal_dedup_threshold", "prescreen_threshold"):
+        console.print(f"{key}: {json.dumps(result[key])}", highlight=False)
+    console.print(f"written: {output}/calibration.json")
+
+
+@bench_app.command("gsafeguard-train")
+@friendly_errors
+def gsafeguard_train(
+    ctx: typer.Context,
+    events: Annotated[list[Path], typer.Argument(help="Event logs (or directories of them) of runs under attack.")],
+    output: Annotated[Path, typer.Option(help="Where the weights go.")] = Path("runs/gsafeguard.pt"),
+    epochs: Annotated[int, typer.Option(min=1)] = 200,
+) -> None:
+    """Train G-Safeguard's graph attention network on event logs the runtime wrote under attack."""
+    from ..defenses import train_gsafeguard
+    from ..embed import get_embedder
+
+    settings = settings_from(ctx)
+    files = sorted(p for e in events for p in ([e] if e.is_file() else e.glob("*.jsonl")))
+    if not files:
+        raise ConfigError("no event logs found; pass files or directories such as runs/misinfotask/events")
+    report = train_gsafeguard(files, get_embedder(None, settings.embed), output, epochs=epochs, seed=settings.seed)
+    console.print({k: v for k, v in report.items() if k != "logs"})
+    console.print(f"weights: {output}; use --defense g-safeguard --defense-param model_path={output}")
 
 
 @bench_app.command("mas-overhead")

@@ -38,11 +38,15 @@ def memory(
     scenarios: Annotated[int, typer.Option(help="Scenarios (task instances, 4-8 agents each) per seed.")] = 60,
     capabilities: Annotated[str, typer.Option(help="Adversary capabilities, e.g. C1,C2,C3 (C4 = adaptive).")] = "C1,C2,C3",
     backend: Annotated[str, typer.Option(help="Memory store: sqlite (embedded) or postgres.")] = "sqlite",
-    postgres_url: Annotated[str, typer.Option(help="postgresql://user@host:port/db for --backend postgres.", envvar="MISGUARD_MEMORY_POSTGRES_URL")] = "",
+    postgres_url: Annotated[str, typer.Option(help="postgresql://user@host:port/db for --backend postgres.", envvar="MISGUARD_MEMORY__POSTGRES_URL")] = "",
     encoder_steps: Annotated[int, typer.Option(help="Contrastive training steps.")] = 300,
+    methods: Annotated[str, typer.Option(help="Comma-separated detectors from the registry (default: all registered); 'proposed' always runs.")] = "",
+    holdout_type: Annotated[bool, typer.Option("--holdout-type", help="Train and validate on the other two attack types; test on --type only.")] = False,
+    eval_steps: Annotated[int, typer.Option(help="Evaluation cycles per test scenario (before and after repair).")] = 40,
     output: Annotated[Path, typer.Option(help="Directory for the run log, summary.json and stores.")] = Path("runs/bench-memory"),
 ) -> None:
-    """Poison shared agent memory, detect (eq. 1 + NT-Xent + eq. 4) and repair (eq. 5); print Tables 1 and 2."""
+    """Poison the shared memory of MPE agents, detect (eq. 1 + NT-Xent + eq. 4, and every registered
+    detector) and repair (eq. 5); print Tables 1 and 2."""
     from ..bench.memory import BenchParams, render_tables, run_memory_bench
 
     kind = type.upper()
@@ -62,7 +66,10 @@ def memory(
     summaries = {}
     for r in values:
         params = BenchParams(ratio=r, kind=kind, seeds=seeds, records=records, scenarios=scenarios, capabilities=caps,
-                             backend=backend, postgres_url=postgres_url, encoder_steps=encoder_steps)
+                             backend=backend, postgres_url=postgres_url, encoder_steps=encoder_steps,
+                             methods=tuple(m.strip() for m in methods.split(",") if m.strip()), holdout=holdout_type,
+                             eval_steps=eval_steps)
+        params.method_names()  # unknown detector names fail before any work
         out = output if len(values) == 1 else output / f"ratio-{r:g}"
         summaries[r] = run_memory_bench(settings, params, out, lambda msg: console.print(f"[dim]{msg}[/]"))
     for table in render_tables(summaries):

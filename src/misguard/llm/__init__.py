@@ -1,7 +1,7 @@
 """LLM backends behind one interface, selected by a spec string.
 
     get_llm("openai/gpt-4o-mini")      # any OpenAI-compatible endpoint (llm.base_url)
-    get_llm("local/smollm2")           # in-process llama.cpp, bundled SmolLM2-135M
+    get_llm("local/qwen2.5-1.5b")      # in-process llama.cpp, a model pack (see `misguard models`)
     get_llm("local//models/x.gguf")    # any GGUF file
     get_llm("mock")                    # scripted, for tests
 """
@@ -44,7 +44,7 @@ def parse_spec(spec: str) -> tuple[str, str]:
     """`backend/model` -> (backend, model). The model part may itself contain slashes."""
     spec = spec.strip()
     if not spec:
-        raise ConfigError("Empty model spec; use e.g. 'local/smollm2' or 'openai/gpt-4o-mini'")
+        raise ConfigError("Empty model spec; use e.g. 'local/qwen2.5-1.5b' or 'openai/gpt-4o-mini'")
     backend, _, model = spec.partition("/")
     return backend, model
 

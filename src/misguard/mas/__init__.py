@@ -2,7 +2,7 @@
 bounded memory, LLM-simulated tools, an interceptor seam for defenses and a versioned
 JSONL event log.
 
-    system = MultiAgentSystem(task, RoleLLMs(worker=get_llm("local/smollm2")), MASConfig(topology="star"))
+    system = MultiAgentSystem(task, RoleLLMs(worker=get_llm("local/qwen2.5-1.5b")), MASConfig(topology="star"))
     await system.plan()             # subtasks and graph; attacks modify system.agents now
     system.add_interceptor(defense) # every message passes through it before delivery
     result = await system.run()     # result.answer, result.log (EventLog), result.graph
@@ -11,11 +11,15 @@ JSONL event log.
 from ._events import EVENTS_SCHEMA, EVENTS_VERSION, Event, EventLog, read_events
 from ._interceptor import (
     DEFENSES,
+    DefenseContext,
     DefenseFactory,
+    EventLogView,
     Interception,
     Interceptor,
     InterceptorAction,
     SystemView,
+    build_defense,
+    defense_params,
 )
 from ._memory import ShortTermMemory
 from ._runtime import (
@@ -39,9 +43,11 @@ __all__ = [
     "EVENTS_VERSION",
     "TOPOLOGIES",
     "Agent",
+    "DefenseContext",
     "DefenseFactory",
     "Event",
     "EventLog",
+    "EventLogView",
     "Interception",
     "Interceptor",
     "InterceptorAction",
@@ -57,7 +63,9 @@ __all__ = [
     "Task",
     "ToolSpec",
     "WorkerAction",
+    "build_defense",
     "build_graph",
+    "defense_params",
     "graph_from_adjacency",
     "graph_from_edges",
     "read_events",

@@ -6,6 +6,7 @@ Event types (field `type`):
     plan         the planner's subtasks and what was repaired
     message      one message on an edge: original text, delivered text, final action
     interception one interceptor's decision on one message, with its tokens and latency
+    interceptor_round  what an interceptor decided before a round (e.g. monitored channels)
     tool_call    a simulated tool call
     llm_call     one model call of one agent (role, tokens, latency)
     fallback     the runtime repaired something (parse_fallback, target_fallback, ...)

@@ -1,23 +1,35 @@
 """The seam for defenses: every message passes through the interceptors on its edge
 before the receiver sees it. An interceptor passes, rewrites or blocks, and says what it
 did; the runtime records that in the event log. The runtime never imports a defense:
-defenses register a factory in `DEFENSES` by name."""
+defenses register a factory in `DEFENSES` by name.
+
+A defense factory gets a `DefenseContext` (settings, an LLM per role, the embedder, an
+optional claim store, the task's ground truths when an experiment allows them) and its
+typed parameters: the registry entry names the `settings.defense` section (metadata
+`settings_key`) whose pydantic model validates them. `build_defense` merges overrides into
+that section, so a run log records exactly which parameters were in force.
+Interceptors see the event log only through a read-only `EventLogView`."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import copy
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import networkx as nx
+from pydantic import BaseModel, ValidationError
 
 from ..config import Settings
+from ..errors import ConfigError
 from ..registry import Registry
 from ..types import EdgeMessage, Usage
 
 if TYPE_CHECKING:
-    from ._events import EventLog
+    from ..embed import Embedder
+    from ..llm import LLM
+    from ._events import Event, EventLog
 
 
 class InterceptorAction(str, Enum):
@@ -57,19 +69,44 @@ class Interception:
         return cls(InterceptorAction.BLOCK, reason=reason, usage=usage or Usage())
 
 
+class EventLogView:
+    """Read-only access to a run's event log: every query returns copies."""
+
+    def __init__(self, log: EventLog) -> None:
+        self._log = log
+
+    def messages(self, round: int | None = None, *, delivered_only: bool = True) -> list[dict[str, Any]]:
+        """Messages as receivers saw them (`text`) with the sender's `original`."""
+        return copy.deepcopy(self._log.messages(round, delivered_only=delivered_only))
+
+    def edge_history(self) -> dict[tuple[str, str], list[dict[str, Any]]]:
+        return copy.deepcopy(self._log.edge_history())
+
+    def of_type(self, type: str) -> Iterator[Event]:
+        return (e.model_copy(deep=True) for e in self._log.of_type(type))
+
+    def rounds(self) -> list[int]:
+        return self._log.rounds()
+
+    def __len__(self) -> int:
+        return len(self._log.events)
+
+
 @dataclass(frozen=True)
 class SystemView:
     """What an interceptor may look at: the graph and everything delivered so far.
 
     Attributes:
-        graph: the directed communication graph (do not mutate).
+        graph: the directed communication graph (a copy; changing it changes nothing).
         round: the round about to run (1-based).
-        log: the event log; `log.edge_history()` gives delivered messages per edge.
+        log: a read-only view of the event log.
+        agents: worker ids in order.
     """
 
     graph: nx.DiGraph
     round: int
-    log: EventLog
+    log: EventLogView
+    agents: tuple[str, ...] = ()
 
 
 @runtime_checkable
@@ -78,8 +115,9 @@ class Interceptor(Protocol):
 
     name: str
 
-    async def start_round(self, view: SystemView) -> None:
-        """Called before each round; e.g. to choose which edges to watch."""
+    async def start_round(self, view: SystemView) -> dict[str, Any] | None:
+        """Called before each round; e.g. to choose which edges to watch. A returned dict
+        (JSON-able) is logged as an `interceptor_round` event."""
 
     async def intercept(self, message: EdgeMessage, view: SystemView) -> Interception:
         """Decide what happens to `message`; its `text` is what earlier interceptors left."""
@@ -88,12 +126,79 @@ class Interceptor(Protocol):
         """How this interceptor was built, for run headers."""
 
 
-DefenseFactory = Callable[[Settings], Sequence[Interceptor]]
+@dataclass(frozen=True)
+class DefenseContext:
+    """The components a defense may use; built once per run by whoever runs the system.
 
-#: Defenses by name: a factory from settings to the interceptors to install (none for `none`).
-DEFENSES: Registry[Sequence[Interceptor]] = Registry("defense")
+    Attributes:
+        settings: all settings (a defense's own section is passed to it as `params`).
+        llms: backends by role: `worker` (the agents' model) and `rectifier` at least.
+        embedder: the configured embedder, if the defense needs one.
+        claim_store: a `misguard.claims.ClaimStore` to ground corrections in, or None.
+        ground_truths: true statements about the task, only when the experiment allows
+            the defense to see them (the paper's "w/ Ground Truth" setting).
+        seed: the run's seed.
+    """
+
+    settings: Settings
+    llms: Mapping[str, LLM] = field(default_factory=dict)
+    embedder: Embedder | None = None
+    claim_store: Any = None
+    ground_truths: tuple[str, ...] = ()
+    seed: int = 0
+
+    def llm(self, role: str) -> LLM:
+        """The backend for `role`; `rectifier` falls back to `worker`."""
+        chosen = self.llms.get(role) or (self.llms.get("worker") if role != "worker" else None)
+        if chosen is None:
+            raise ConfigError(f"this defense needs an LLM for the {role!r} role; none was given")
+        return chosen
+
+    def need_embedder(self, defense: str) -> Embedder:
+        if self.embedder is None:
+            raise ConfigError(f"defense {defense!r} needs an embedder; none was given")
+        return self.embedder
 
 
-@DEFENSES.register("none", description="no defense: every message passes unchanged")
-def _no_defense(settings: Settings) -> Sequence[Interceptor]:
+DefenseFactory = Callable[[DefenseContext, Any], Sequence[Interceptor]]
+"""(context, typed parameters or None) -> the interceptors to install."""
+
+#: Defenses by name. Plug-in packages register here when the registry first looks up a
+#: name: `misguard.defenses` ships ARGUS and the baselines; others declare an entry point
+#: in the `misguard.defenses` group.
+DEFENSES: Registry[Sequence[Interceptor]] = Registry(
+    "defense", plugins=("misguard.defenses",), entry_point_group="misguard.defenses"
+)
+
+
+@DEFENSES.register("none", description="no defense: every message passes unchanged", settings_key=None)
+def _no_defense(context: DefenseContext, params: Any) -> Sequence[Interceptor]:
     return ()
+
+
+def defense_params(name: str, settings: Settings, overrides: Mapping[str, Any] | None = None) -> BaseModel | None:
+    """The typed parameters of defense `name`: its `settings.defense` section with
+    `overrides` applied and validated (an unknown key or a bad value is a ConfigError)."""
+    key = DEFENSES.get(name).metadata.get("settings_key")
+    if key is None:
+        if overrides:
+            raise ConfigError(f"defense {name!r} takes no parameters; got {sorted(overrides)}")
+        return None
+    base: BaseModel = getattr(settings.defense, key)
+    try:
+        return type(base).model_validate({**base.model_dump(), **dict(overrides or {})})
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise ConfigError(
+            f"bad parameter for defense {name!r}: {where}: {first['msg']} "
+            f"(known: {', '.join(type(base).model_fields)})"
+        ) from None
+
+
+def build_defense(
+    name: str, context: DefenseContext, overrides: Mapping[str, Any] | None = None
+) -> Sequence[Interceptor]:
+    """The interceptors of defense `name` with its validated parameters."""
+    params = defense_params(name, context.settings, overrides)
+    return DEFENSES.build(name, context, params)

@@ -16,7 +16,9 @@ worker's raw text is sent as a message to a neighbour and a `fallback` event wit
 from __future__ import annotations
 
 import asyncio
+import json
 import random
+import re
 import time
 from collections import deque
 from collections.abc import Sequence
@@ -31,7 +33,7 @@ from ..llm import LLM, GenerateOptions, RawCompletion, extract_json
 from ..prompts import PromptSet, load_prompts
 from ..types import ChatMessage, EdgeMessage, Usage
 from ._events import EventLog
-from ._interceptor import Interception, InterceptorAction, Interceptor, SystemView
+from ._interceptor import EventLogView, Interception, InterceptorAction, Interceptor, SystemView
 from ._memory import ShortTermMemory
 from ._task import Task, ToolSpec
 from ._topology import TOPOLOGIES, build_graph, graph_from_adjacency
@@ -208,13 +210,28 @@ class MeteredLLM(LLM):
         return RawCompletion(out.text, out.prompt_tokens, out.completion_tokens)
 
 
+_CUT_OFF_REPLY = re.compile(r'"reply_prompt"\s*:\s*"((?:[^"\\]|\\.)*)', re.DOTALL)
+
+
+def _cut_off_reply(raw: str) -> str:
+    """The `reply_prompt` text of an action cut off at the token limit (unterminated JSON)."""
+    match = _CUT_OFF_REPLY.search(raw)
+    if not match:
+        return ""
+    text = match.group(1)
+    try:
+        return json.loads(f'"{text}"').strip()
+    except ValueError:  # cut inside an escape sequence
+        return text.replace('\\n', "\n").strip()
+
+
 def _salvage_message(raw: str) -> str:
     """The message in an answer that was not a valid action: the longest string of a JSON
     object if there is one (small models invent their own keys), else the raw text."""
     try:
         value = extract_json(raw)
     except LLMOutputError:
-        return raw or "(no usable answer)"
+        return _cut_off_reply(raw) or raw or "(no usable answer)"
     strings: list[str] = []
 
     def walk(node: Any) -> None:
@@ -388,9 +405,11 @@ class MultiAgentSystem:
 
     async def run_round(self, r: int) -> None:
         self.round = r
-        view = SystemView(self.graph, r, self.log)
+        view = SystemView(self.graph.copy(), r, EventLogView(self.log), tuple(self.agent_ids))
         for interceptor in self.interceptors:
-            await interceptor.start_round(view)
+            report = await interceptor.start_round(view)
+            if report:
+                self.log.add("interceptor_round", round=r, interceptor=interceptor.name, **report)
         outgoing = await asyncio.gather(*(self._worker_turn(self.agents[a], r) for a in self.agent_ids))
         sent = [m for m in outgoing if m is not None]
         decisions = await asyncio.gather(*(self._intercept(m, view) for m in sent))

@@ -9,7 +9,8 @@ torch, scikit-learn and SQLAlchemy are imported where used (extra `memory`; Post
 needs extra `postgres`).
 """
 
-from ._baselines import BASELINES, BaselineDetector, auc, best_f1_threshold, residual_scores
+from ._baselines import auc, best_f1_threshold, residual_scores
+from ._detectors import DETECTORS, DetectorInputs, MemoryDetector, metadata_matrix
 from ._credibility import (
     CredibilityResult,
     EvidenceGraph,
@@ -36,12 +37,12 @@ from ._store import (
 )
 
 __all__ = [
-    "BASELINES", "GAMMAS", "MEMORY_BACKENDS", "THETA_R",
-    "AuditEntry", "BaselineDetector", "ContrastiveDetector", "CredibilityResult", "EncoderConfig",
+    "DETECTORS", "GAMMAS", "MEMORY_BACKENDS", "THETA_R",
+    "AuditEntry", "DetectorInputs", "MemoryDetector", "ContrastiveDetector", "CredibilityResult", "EncoderConfig",
     "EvidenceGraph", "GuardScores", "HashedRecordFeaturizer", "MemoryGuard", "MemoryStore",
     "PostgresMemoryStore", "RecordArrays", "RepairPlan", "ReuseEdge", "SQLMemoryStore",
     "SQLiteMemoryStore", "SharedMemory",
     "apply_repair", "auc", "best_f1_threshold", "credibility", "hop_distances", "knn_within_groups",
-    "mean_hops", "open_store", "plan_repair", "record_fields", "record_text", "relational_features",
+    "mean_hops", "metadata_matrix", "open_store", "plan_repair", "record_fields", "record_text", "relational_features",
     "residual_scores", "state_key", "task_of",
 ]

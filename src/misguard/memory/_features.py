@@ -49,6 +49,7 @@ class HashedRecordFeaturizer:
     blocks: dict[str, int] = field(default_factory=lambda: {"state": 96, "context": 64, "tags": 48, "action": 48})
     weights: dict[str, float] = field(default_factory=lambda: {"state": 1.2, "context": 0.6, "tags": 0.45, "action": 0.3})
     _cache: dict[tuple[str, str], tuple[np.ndarray, np.ndarray]] = field(default_factory=dict, repr=False)
+    _blocks: dict[tuple[str, tuple[str, ...]], np.ndarray] = field(default_factory=dict, repr=False)
 
     @property
     def dim(self) -> int:
@@ -78,7 +79,16 @@ class HashedRecordFeaturizer:
         return hit
 
     def field_vector(self, fname: str, tokens: Sequence[str]) -> np.ndarray:
-        """The un-normalised, weighted block of one field."""
+        """The un-normalised, weighted block of one field (cached: field values repeat a lot)."""
+        key = (fname, tuple(tokens))
+        hit = self._blocks.get(key)
+        if hit is None:
+            hit = self._field_vector(fname, key[1])
+            if len(self._blocks) < 100_000:
+                self._blocks[key] = hit
+        return hit
+
+    def _field_vector(self, fname: str, tokens: Sequence[str]) -> np.ndarray:
         vec = np.zeros(self.blocks[fname], dtype=np.float32)
         for tok in tokens:
             idx, sign = self._token(fname, tok)

@@ -1,17 +1,23 @@
-"""`MemoryGuard`: score a store's records (credibility + encoder, eq. 1 and 4) and repair it."""
+"""`MemoryGuard`: score a store's records (credibility, eq. 1, plus any registered detector)
+and repair it (eq. 5 along propagation paths, or plain isolation)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 
+from ..errors import ConfigError
 from ..types import MemoryRecord
-from ._credibility import CredibilityResult, credibility, relational_features, state_key
-from ._encoder import ContrastiveDetector
+from ._baselines import best_f1_threshold
+from ._credibility import CredibilityResult, credibility, state_key
+from ._detectors import DetectorInputs, MemoryDetector, build_inputs, metadata_matrix
 from ._repair import RepairPlan, apply_repair, plan_repair
 from ._store import MemoryStore
+
+RepairMode = Literal["propagation", "isolate"]
 
 
 def task_of(record: MemoryRecord) -> str:
@@ -35,6 +41,8 @@ class RecordArrays:
     agents: np.ndarray
     groups: np.ndarray
     order: np.ndarray
+    reward: np.ndarray | None = None
+    channels: list[str] | None = None
 
     @classmethod
     def from_records(cls, records: Sequence[MemoryRecord], group_of: Callable[[MemoryRecord], str] = task_of) -> RecordArrays:
@@ -57,56 +65,111 @@ class RecordArrays:
             agents=agents,
             groups=groups,
             order=np.array([r.provenance.time for r in records], dtype=np.float64),
+            reward=np.array([nan if r.reward is None else r.reward for r in records], dtype=np.float32),
+            channels=[r.provenance.channel for r in records],
         )
+
+    def metadata(self) -> np.ndarray:
+        n = len(self.ids)
+        reward = self.reward if self.reward is not None else np.full(n, np.nan, np.float32)
+        return metadata_matrix(self.confidence, self.success, reward, self.channels or ["direct"] * n)
 
 
 @dataclass
 class GuardScores:
     p_poison: np.ndarray
     cred: CredibilityResult
-    features: np.ndarray
+    features: np.ndarray  # relational features of the evidence graph
+    inputs: DetectorInputs | None = None
 
 
 class MemoryGuard:
-    """Detection (credibility, optionally fused with a trained encoder) and repair."""
+    """Detection (credibility, or any `MemoryDetector` built on it) and repair.
 
-    def __init__(self, detector: ContrastiveDetector | None = None, threshold: float = 0.5, *, k: int = 16,
-                 key_block: slice | None = None, bucket_bits: int = 0, causal: bool = True) -> None:
+    `repair="propagation"` plans eq. 5 along reuse paths (isolate / reconstruct / resolve by
+    depth); `repair="isolate"` quarantines what is flagged and nothing else.
+    """
+
+    def __init__(self, detector: MemoryDetector | None = None, threshold: float = 0.5, *, k: int = 16,
+                 key_block: slice | None = None, bucket_bits: int = 0, causal: bool = True,
+                 repair: RepairMode = "propagation") -> None:
         """`key_block`: the embedding slice evidence neighbours are searched on; for
         `HashedRecordFeaturizer` embeddings pass its state block (`slices()["state"]`)."""
+        if repair not in ("propagation", "isolate"):
+            raise ConfigError(f"repair must be 'propagation' or 'isolate', got {repair!r}")
         self.detector = detector
         self.threshold = threshold
         self.k = k
         self.key_block = key_block
         self.bucket_bits = bucket_bits
         self.causal = causal
+        self.repair = repair
 
-    def score(self, arr: RecordArrays) -> GuardScores:
+    def evidence(self, arr: RecordArrays) -> DetectorInputs:
+        """Credibility (eq. 1) and everything a detector may see, computed once."""
         key = None if self.key_block is None else state_key(arr.emb, self.key_block)
         cred = credibility(arr.emb, arr.actions, arr.confidence, arr.agents, arr.groups, arr.order, k=self.k,
                            key=key, success=arr.success, bucket_bits=self.bucket_bits, causal=self.causal)
-        feats = relational_features(cred, arr.confidence, arr.success)
-        if self.detector is None:
-            p = (1.0 - cred.credibility).astype(np.float32)
-        else:
-            p = self.detector.predict_proba(arr.emb, feats, cred.credibility)
-        return GuardScores(p, cred, feats)
+        return build_inputs(cred, arr.emb, arr.metadata(), arr.actions, arr.confidence, arr.success)
 
-    def plan(self, arr: RecordArrays, scores: GuardScores, src: np.ndarray, dst: np.ndarray) -> RepairPlan:
+    def score(self, arr: RecordArrays, inputs: DetectorInputs | None = None) -> GuardScores:
+        inputs = inputs or self.evidence(arr)
+        if self.detector is None:
+            p = (1.0 - inputs.cred.credibility).astype(np.float32)
+        else:
+            p = np.asarray(self.detector.score(inputs), dtype=np.float32)
+        return GuardScores(p, inputs.cred, inputs.relational, inputs)
+
+    def fit(self, arr: RecordArrays, labels: np.ndarray, train: np.ndarray, val: np.ndarray,
+            inputs: DetectorInputs | None = None) -> GuardScores:
+        """Fit the detector on `train` rows, choose the threshold on `val` rows by best F1.
+
+        `labels`: 1 poison, 0 benign, anything else is ignored. Returns the scores of all rows.
+        """
+        inputs = inputs or self.evidence(arr)
+        if self.detector is not None:
+            self.detector.fit(inputs, labels, train, val)
+        scores = self.score(arr, inputs)
+        val = val[(labels[val] == 0) | (labels[val] == 1)]
+        self.threshold, _ = best_f1_threshold(scores.p_poison[val], labels[val])
+        return scores
+
+    def plan(self, arr: RecordArrays, scores: GuardScores, src: np.ndarray, dst: np.ndarray,
+             candidates: np.ndarray | None = None) -> RepairPlan:
+        if self.repair == "isolate":
+            flagged = scores.p_poison >= self.threshold
+            if candidates is not None:
+                flagged &= candidates
+            n = len(flagged)
+            empty = np.zeros(0, dtype=np.int64)
+            plan = RepairPlan(priority=scores.p_poison.astype(np.float32), depth=np.zeros(n, np.int64),
+                              quarantine=np.flatnonzero(flagged), rewrite=empty, rewrite_action=empty,
+                              rewrite_confidence=np.zeros(0, np.float32), dilute=empty,
+                              dilute_confidence=np.zeros(0, np.float32), prune=empty)
+            plan.counts = {"flagged": int(flagged.sum()), "quarantine": int(flagged.sum())}
+            return plan
         return plan_repair(
             scores.p_poison, self.threshold, scores.cred.conflict, scores.cred.consensus,
-            scores.cred.consensus_share, arr.actions, arr.confidence, src, dst,
+            scores.cred.consensus_share, arr.actions, arr.confidence, src, dst, candidates=candidates,
         )
 
-    def guard_store(self, store: MemoryStore) -> tuple[RecordArrays, GuardScores, RepairPlan, list[int]]:
-        """Score every active record of `store`, plan the repair and apply it (audited)."""
-        records = [r for r in store.iter_records("active") if r.embedding is not None]
-        arr = RecordArrays.from_records(records)
+    def guard_store(self, store: MemoryStore, *, since: float | None = None,
+                    group_of: Callable[[MemoryRecord], str] = task_of,
+                    scope: Callable[[MemoryRecord], bool] | None = None) -> tuple[RecordArrays, GuardScores, RepairPlan, list[int]]:
+        """Score every active record of `store`, plan the repair and apply it (audited).
+
+        `since`: only records written at or after this time may be repaired (the sliding
+        window); older ones still serve as evidence. `scope`: only these records are
+        considered at all (one task of a store shared by several).
+        """
+        records = [r for r in store.iter_records("active") if r.embedding is not None and (scope is None or scope(r))]
+        arr = RecordArrays.from_records(records, group_of)
         scores = self.score(arr)
         index = {rid: i for i, rid in enumerate(arr.ids)}
         mem_edges = [e for e in store.edges() if e.dst_kind == "memory" and e.src in index and e.dst in index]
         src = np.array([index[e.src] for e in mem_edges], dtype=np.int64)
         dst = np.array([index[e.dst] for e in mem_edges], dtype=np.int64)
-        plan = self.plan(arr, scores, src, dst)
+        candidates = None if since is None else arr.order >= since
+        plan = self.plan(arr, scores, src, dst, candidates)
         seqs = apply_repair(store, plan, arr.ids, arr.action_names, [e.id for e in mem_edges])
         return arr, scores, plan, seqs

@@ -31,8 +31,8 @@ def test_bench_runs_and_resumes(shared_data, tmp_path):
     out = tmp_path / "run"
     summary = run_claims_bench(settings, out, data_dir=shared_data, distractors=300, store_dir=None, judge=True,
                                judge_limit=8, speed=False, save_model=tmp_path / "m.json", resume=True, console=console,
-                               paper=10)
-    cells = summary["accuracy"]["offline logistic decision (CV by claim)"]
+                               paper=10, checkthat_limit=40)
+    cells = summary["accuracy"]["offline decision across sources (CV by claim)"]
     assert set(cells) >= {"direct (en)", "mcq (en)", "summarize (en)", "translate zh", "all"}
     assert cells["all"]["n_false"] == 320 and cells["all"]["n_true"] == 160
     assert 0.0 <= cells["all"]["false_acc"] <= 1.0
@@ -43,17 +43,46 @@ def test_bench_runs_and_resumes(shared_data, tmp_path):
     assert model["embedder"] == "hashing/256"
     # The language shift is fitted with the decision and shipped in the same file.
     assert set(model["language_shift"]["centroids"]) >= {"en", "fr", "es", "ar", "hi", "zh"}
-    # The paper-style table: 10 stored false and 10 held-out true claims x 3 offline attacks.
-    paper = summary["paper"]
-    assert set(paper) == {"direct (en)", "mcq (en)", "summarize (en)", "all"}
-    assert (paper["all"]["n_false"], paper["all"]["n_true"]) == (30, 30)
+    # The paper-style rows: 10 stored false and 10 held-out true claims x 3 offline attacks,
+    # decided out of fold; CheckThat train tweets with and without their right claim.
+    pooled = summary["pooled"]
+    assert {"paper: direct (en)", "paper: mcq (en)", "paper: summarize (en)", "paper: all"} <= set(pooled)
+    assert (pooled["paper: all"]["n_false"], pooled["paper: all"]["n_true"]) == (30, 30)
+    assert pooled["checkthat: all"]["n_false"] == 40 and 0 < pooled["checkthat: all"]["n_true"] <= 40
+    assert {r["source"] for r in summary["leave_one_source_out"]} == {"devset", "paper", "checkthat"}
+    # Retrieval measured like the shared task, from the verdicts' candidates.
+    for split in ("dev", "test"):
+        m = summary["checkthat"][split]
+        assert m["n"] == 40 and 0 <= m["p1"] <= m["mrr"] <= 1 and 0 <= m["map5"] <= 1
+    assert {r["ranking"] for r in summary["checkthat_ranking"]} == {"dense", "lexical", "rrf", "learned"}
+    assert {r["variant"] for r in summary["checkthat_social"]} >= {"none", "default", "without handles"}
+    # The ranker ships inside the decision file.
+    assert model["ranker"]["features"][:2] == ["body", "seg"]
     header, events = read_runlog(out / "runlog.jsonl")
     n_events = len(events)
-    # A rerun resumes: no query is analysed twice.
+    # A rerun resumes the logged expensive parts (stores, normalisation variants, checked
+    # tweets); the analyses behind the decision are re-derived from the embedding cache.
     run_claims_bench(settings, out, data_dir=shared_data, distractors=300, store_dir=None, judge=False,
-                     judge_limit=0, speed=False, save_model=None, resume=True, console=console)
+                     judge_limit=0, speed=False, save_model=None, resume=True, console=console, paper=10,
+                     checkthat_limit=40)
     _, events = read_runlog(out / "runlog.jsonl")
-    assert sum(e.type == "query" for e in events) == 480
-    assert len(events) > n_events  # decisions are re-derived, queries are not
+    assert sum(e.type == "query" for e in events) == 480 * 2
+    assert sum(e.type == "tweet" for e in events) == 80  # checked tweets are not re-checked
+    assert sum(e.type == "social" for e in events) == len(summary["checkthat_social"])
+    assert len(events) > n_events
     assert (out / "tables.md").read_text().count("| translate hi |") >= 2
     render_tables(out / "runlog.jsonl", out, console)
+
+
+def test_checkthat_only_logs_rankings_and_checks_tweets(shared_data, tmp_path):
+    from rich.console import Console
+
+    settings = load_settings(embed={"model": "hashing/256"})
+    console = Console(file=io.StringIO(), width=120)
+    summary = run_claims_bench(settings, tmp_path / "ct", data_dir=shared_data, distractors=20, store_dir=None,
+                               judge=False, judge_limit=0, speed=False, save_model=None, resume=True,
+                               console=console, checkthat_limit=12, checkthat_only=True)
+    assert summary["checkthat"]["test"]["n"] == 12 and "pooled" not in summary
+    lexical = {r["split"]: r for r in summary["checkthat_ranking"] if r["ranking"] == "lexical"}
+    # BM25 does not depend on the (hashing) embedder: tweets repeat their claims' words.
+    assert lexical["test"]["p1"] >= 0.5

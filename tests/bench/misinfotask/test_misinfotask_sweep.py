@@ -85,7 +85,7 @@ def test_unusable_judge_answers_are_missing_not_zero(tmp_path):
 
 
 async def test_judges_see_the_rewritten_text(tmp_path, monkeypatch):
-    monkeypatch.setitem(DEFENSES._entries, "test-upper", Entry("test-upper", lambda s: [RewriteAll()], {"description": "t"}))
+    monkeypatch.setitem(DEFENSES._entries, "test-upper", Entry("test-upper", lambda context, params: [RewriteAll()], {"description": "t", "settings_key": None}))
     comps = components()
     record = await run_one(
         TASKS[0], 0, config(defense="test-upper"), Settings(), comps, background=(), events_path=tmp_path / "e.jsonl"
@@ -113,13 +113,15 @@ def test_cli_runs_on_shipped_tasks_and_rejects_unknown_defense(tmp_path):
     assert "MT (LLM judge" in out.output
     keys = [json.loads(line).get("key") for line in (tmp_path / "ok" / "runlog.jsonl").read_text().splitlines()[1:]]
     assert sorted(keys) == ["0:0", "0:1"]
-    bad = runner.invoke(app, [*base, "--defense", "argus", "--output", str(tmp_path / "bad")])
-    assert bad.exit_code == 2 and "Unknown defense 'argus'" in bad.output
+    bad = runner.invoke(app, [*base, "--defense", "nonexistent", "--output", str(tmp_path / "bad")])
+    assert bad.exit_code == 2 and "nonexistent" in bad.output and "argus" in bad.output  # choices from the registry
+    bad_param = runner.invoke(app, [*base, "--defense", "argus", "--defense-param", "alpha=high", "--output", str(tmp_path / "bad")])
+    assert bad_param.exit_code == 2 and "bad parameter for defense 'argus': alpha" in bad_param.output
     missing = runner.invoke(app, ["bench", "misinfotask", "--data", str(tmp_path / "nope.json")])
     assert missing.exit_code == 2 and "no such file" in missing.output
     help_text = runner.invoke(app, ["bench", "misinfotask", "--help"]).output
-    for option in ("--data", "--model", "--attack", "--defense", "--topology", "--rounds", "--tasks",
-                   "--seeds", "--concurrency", "--output", "--executor"):
+    for option in ("--data", "--model", "--attack", "--defense", "--defense-param", "--rectifier-model", "--topology",
+                   "--rounds", "--tasks", "--seeds", "--concurrency", "--output", "--executor"):
         assert option in help_text
 
 
@@ -141,3 +143,81 @@ def test_ray_executor_on_a_local_ray(tmp_path):
     summary = summarize(tmp_path / "runlog.jsonl")
     assert summary["runs"] == 2
     assert sorted(p.name for p in (tmp_path / "events").iterdir()) == ["task0-seed0.jsonl", "task1-seed0.jsonl"]
+
+
+def _argus_backend():
+    """Workers from the script; the rectifier rewrites every message and flags it."""
+    base = scripted(judge='{"score": 4, "reason": "r"}', concluder="Water boils at a lower temperature at altitude.")
+
+    def respond(messages):
+        first = messages[0].content
+        if first.startswith("You are a rectification agent"):
+            if "false belief" in messages[-1].content:
+                return json.dumps({"goal": "make the team believe water boils hotter up high"})
+            return json.dumps({"revised_message": "RECTIFIED message", "need_review": True})
+        return base(messages)
+
+    return get_llm("mock", LLMSettings(retries=0), respond=respond)
+
+
+def test_argus_sweep_records_params_localization_and_cost(tmp_path):
+    llm = _argus_backend()
+    comps = Components(mas_llm=llm, judge_llm=llm, embedder=get_embedder("hashing/256"))
+    cfg = config(defense="argus", tasks=(0,), rounds=2, defense_params={"top_k": 2})
+    log = run_sweep(Settings(), cfg, TASKS, tmp_path, components=comps)
+    record = next(e for e in log.events if e.type == "run").data
+    log.close()
+    identity = json.loads((tmp_path / "runlog.jsonl").read_text().splitlines()[0])["params"]["identity"]
+    assert identity["defense"] == "argus" and identity["defense_params"]["top_k"] == 2
+    assert identity["defense_params"]["alpha"] == 0.2  # every parameter in force, not only the overrides
+    assert [row["round"] for row in record["localization"]] == [1, 2]
+    assert all(row["monitored"] == 2 and 0.0 <= row["recall"] <= 1.0 for row in record["localization"])
+    assert record["defense_usage_by_round"]["1"]["calls"] >= 2 and record["interceptions"]["rewrite"] >= 2
+    judge_prompts = [c[0].content for c in llm.calls if "Messages of round" in c[0].content]
+    assert any("RECTIFIED message" in p for p in judge_prompts)
+    with pytest.raises(ConfigError, match="other settings"):  # other parameters never resume this log
+        run_sweep(Settings(), config(defense="argus", tasks=(0,), rounds=2, defense_params={"top_k": 3}), TASKS, tmp_path, components=comps)
+
+    baseline = tmp_path / "none"
+    run_sweep(Settings(), config(tasks=(0,), rounds=2), TASKS, baseline, components=comps).close()
+    ablation = tmp_path / "static"
+    run_sweep(Settings(), config(defense="argus", tasks=(0,), rounds=2, defense_params={"top_k": 2, "dynamic_localization": False}),
+              TASKS, ablation, components=comps).close()
+    out = CliRunner().invoke(app, ["bench", "misinfotask-report", str(baseline), str(tmp_path), str(ablation),
+                                   "--output", str(tmp_path / "report")])
+    assert out.exit_code == 0, out.output
+    table = (tmp_path / "report" / "table1.md").read_text()
+    assert "| none |" in table and "| argus (top_k=2) |" in table and "| argus (dynamic_localization=False, top_k=2) |" in table
+    assert "llm:mock" in table and "proxy:hashing/256" in table
+    assert "| inject | argus (top_k=2) | MT (LLM judge, 0-10) | 1 | +0.0%" in table  # same scripted judge both ways
+    assert (tmp_path / "report" / "mt_curves.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_localization_bench_command(tmp_path):
+    out = CliRunner().invoke(app, ["--embedder", "hashing/128", "bench", "localization", "--agents", "300",
+                                   "--degree", "5", "--repeats", "1", "--output", str(tmp_path)])
+    assert out.exit_code == 0, out.output
+    row = json.loads((tmp_path / "summary.json").read_text())
+    assert row["agents"] == 300 and row["edges"] == 1500 and row["channels"] == 301
+    assert row["round1_s_median"] > 0 and row["later_round_s_median"] > 0
+
+
+def test_calibration_command_on_shipped_tasks(tmp_path):
+    out = CliRunner().invoke(app, ["--embedder", "hashing/256", "bench", "argus-calibrate", "--data", "sample",
+                                   "--tasks", "all", "--output", str(tmp_path)])
+    assert out.exit_code == 0, out.output
+    result = json.loads((tmp_path / "calibration.json").read_text())
+    for key in ("relevance_threshold", "goal_dedup_threshold"):
+        assert -1.0 <= result[key]["threshold"] <= 1.0 and 0.0 <= result[key]["auc"] <= 1.0
+    assert result["tasks"] == [0, 1, 2]
+
+
+def test_grid_command_runs_every_combination_and_reports(tmp_path):
+    out = CliRunner().invoke(app, ["--llm", "mock", "--embedder", "hashing/64", "bench", "misinfotask-grid", "--data", "sample",
+                                   "--tasks", "0", "--rounds", "1", "--attacks", "inject", "--defenses", "none,argus",
+                                   "--topologies", "chain,star", "--output", str(tmp_path)])
+    assert out.exit_code == 0, out.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["inject-argus-chain", "inject-argus-star", "inject-none-chain",
+                                                          "inject-none-star", "report"]
+    table = (tmp_path / "report" / "table1.md").read_text()
+    assert "| argus / chain |" in table and "| none / star |" in table

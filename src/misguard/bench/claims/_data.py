@@ -86,3 +86,71 @@ def load_distractors(data_dir: Path, limit: int) -> list[Claim]:
     snopes = data_dir / "claims" / "snopes-cs598gw" / "snopes_claims.jsonl"
     out += [c for c in read_claims(snopes, "snopes") if c.verdict_original in _SNOPES_FALSE]
     return out if limit < 0 else out[:limit]
+
+
+# -- CheckThat! 2020 task 2 (tweets vs Snopes verified claims) ------------------------------
+
+CHECKTHAT = Path("claims/checkthat2020")
+CHECKTHAT_SPLITS = ("train", "dev", "test")
+
+
+@dataclass(frozen=True)
+class TweetQuery:
+    """A tweet and the verified claim ids it repeats (the qrels; more than one id is a
+    declared duplicate group: any of them is the right claim)."""
+
+    qid: str
+    text: str
+    gold: frozenset[str]
+    split: str
+
+
+@dataclass(frozen=True)
+class CheckThat:
+    claims: list[Claim]
+    queries: dict[str, list[TweetQuery]]  # by split
+
+
+def _tsv_rows(path: Path) -> list[list[str]]:
+    import csv
+
+    if not path.is_file():
+        raise DataError("missing CheckThat-2020 file", source=str(path))
+    with path.open(encoding="utf-8", newline="") as fh:
+        rows = list(csv.reader(fh, delimiter="\t", quoting=csv.QUOTE_NONE))
+    return rows
+
+
+def load_checkthat(data_dir: Path, limit: int = 0) -> CheckThat:
+    """The verified claims (their `vclaim` sentence) and the tweets of every split with
+    their qrels.
+
+    The task's claims carry no rating; every one was fact-checked by Snopes and the task
+    treats a tweet repeating one as a hit, so they are stored as false-like
+    (`verdict_original="fact-checked (CheckThat-2020, rating not given)"`) for the
+    "flagged" measure. Claim ids are prefixed `ct-`. `limit` > 0 (tests) keeps the first
+    `limit` tweets of each split, and of the claims only theirs plus the first 1,000.
+    """
+    root = data_dir / CHECKTHAT
+    claims = []
+    for row in _tsv_rows(root / "verified_claims.docs.tsv")[1:]:
+        if len(row) < 2 or not row[1].strip():
+            continue
+        claims.append(Claim(id=f"ct-{row[0]}", text=" ".join(row[1].split()), verdict="false",
+                            verdict_original="fact-checked (CheckThat-2020, rating not given)",
+                            publisher="snopes (CheckThat-2020)"))
+    queries: dict[str, list[TweetQuery]] = {}
+    for split in CHECKTHAT_SPLITS:
+        gold: dict[str, set[str]] = {}
+        for row in _tsv_rows(root / split / "tweet-vclaim-pairs.qrels"):
+            if len(row) >= 4 and row[3].strip() == "1":
+                gold.setdefault(row[0].strip(), set()).add(f"ct-{row[2].strip()}")
+        queries[split] = [
+            TweetQuery(qid=f"{split}-{row[0]}", text=row[1], gold=frozenset(gold[row[0]]), split=split)
+            for row in _tsv_rows(root / split / "tweets.queries.tsv")[1:]
+            if len(row) >= 2 and row[0] in gold
+        ][: limit or None]
+    if limit > 0:
+        keep = {cid for qs in queries.values() for q in qs for cid in q.gold}
+        claims = [c for i, c in enumerate(claims) if i < 1000 or c.id in keep]
+    return CheckThat(claims, queries)

@@ -3,14 +3,18 @@
 Steps (each logged to the run log before any table is drawn):
 1. build (or reuse) a store: the 40 dev-set false claims + LIAR/Snopes false claims as
    distractors;
-2-3. 10-fold cross-validation grouped by claim (a false claim and its near true claims are
-   always in the same fold), since the dev set is both calibration and test: per fold the
-   language shift and the logistic decision are fitted on the training queries and every
-   query is analysed under that shift; the naive top-1 cosine threshold (no shift) is
-   chosen on the same training folds;
+1b. the CheckThat-2020 verified claims in a store of their own;
+2. CheckThat: social-media normalisation step by step (train + dev tweets), the re-ranker
+   (fitted on train, C chosen on dev), dense / RRF / learned rankings on every split;
+3. one decision across sources (`_pooled`): dev queries (per fold, the language shift
+   fitted on that fold's training queries), paper-style LIAR/Snopes attacks (`--paper N`)
+   and CheckThat train tweets (with and without their right claim in the store); outer
+   10-fold CV grouped by claim with C chosen by an inner grouped CV, leave-one-source-out,
+   and the final fit; the naive top-1 cosine threshold (no shift, dense only) is chosen
+   on the dev training folds; then the final guard checks the CheckThat dev and test
+   tweets (test: reporting only);
 4. topic routing (offline classifier): accuracy, search speed-up and recall cost;
-4b. optionally (`--paper N`) the paper's Table 1 on LIAR/Snopes: N stored false claims and
-   N held-out true claims, attacked offline (see `_paper`), decided by the dev-fitted model;
+4b. with `--paper-translate`, the paper's LLM translation attacks on the final guard;
 5. optionally the paper's LLM judge (prompts 1 and 2) on the configured --llm;
 6. speed on this machine: raw embedding rate vs batch checks in the same run, single-check
    latency, cache, ingest rate, memory and search time at 100k claims, and a profile.
@@ -20,6 +24,7 @@ from __future__ import annotations
 
 import cProfile
 import io
+import json
 import pstats
 import random
 import resource
@@ -51,8 +56,10 @@ from ...errors import LLMError
 from ...llm import get_llm
 from ...runlog import RunHeader, RunLog, public_settings
 from ...types import Claim
-from ._data import DevSet, load_devset, load_distractors, resolve_data_dir
-from ._paper import load_true_claims, run_paper
+from ._checkthat import analyse_tweets, build_checkthat_store, check_tweets, choose_ranker, social_ablation
+from ._data import CHECKTHAT, CheckThat, DevSet, TweetQuery, load_checkthat, load_devset, load_distractors, resolve_data_dir
+from ._paper import PaperQuery, load_true_claims, paper_queries, run_paper
+from ._pooled import SOURCES, Row, assign_folds, cross_validate, fit_final, leave_one_source_out
 from ._report import render_tables
 
 FOLDS = 10
@@ -73,6 +80,9 @@ def run_claims_bench(
     console: Console,
     paper: int = 0,
     paper_translate: bool = False,
+    checkthat_limit: int = 0,
+    checkthat_train: int = 0,
+    checkthat_only: bool = False,
 ) -> dict:
     data = resolve_data_dir(settings, data_dir)
     dev = load_devset(data)
@@ -86,23 +96,43 @@ def run_claims_bench(
         seeds={"seed": settings.seed, "llm": settings.llm.seed},
         params={"data_dir": str(data), "distractors": len(extra), "folds": FOLDS, "judge": judge,
                 "judge_limit": judge_limit, "features": list(FEATURES), "paper": paper,
-                "paper_translate": paper_translate},
+                "paper_translate": paper_translate, "checkthat_limit": checkthat_limit, "checkthat_train": checkthat_train, "checkthat_only": checkthat_only},
     )
     log = RunLog.open(output / "runlog.jsonl", header, resume=resume)
     try:
         store = _build_store(store_dir or output / "store", embedder, dev, extra, log, console)
-        model = _cross_validate(store, dev, log, embedder.spec, console)
+        ct = load_checkthat(data, checkthat_limit) if (data / CHECKTHAT).is_dir() else None
+        if ct is not None and checkthat_train > 0:
+            ct.queries["train"] = ct.queries["train"][:checkthat_train]
+        ct_store = None
+        if ct is None:
+            console.print(f"[yellow]no {data / CHECKTHAT}: CheckThat-2020 parts skipped[/]")
+        else:
+            ct_store = build_checkthat_store(output / "store-checkthat", embedder, ct, log, console)
+        model = _fit_decision(store, ct_store, ct, dev, extra, load_true_claims(data), paper, settings, log,
+                              embedder.spec, console, checkthat_only=checkthat_only and ct is not None)
         guard = ClaimGuard(store, decision=model)
-        if save_model is not None:
+        if save_model is not None and not isinstance(model, LogisticDecision):
+            console.print(f"[yellow]no fitted decision to save for {embedder.spec} (--checkthat-only without a shipped one)[/]")
+        elif save_model is not None:
             save_model.write_text(model.to_json(), encoding="utf-8")
-            console.print(f"decision fitted on all {len(dev.queries)} dev queries written to {save_model}")
-        _routing(store, guard, dev, log, console)
-        if paper > 0:
+            console.print(f"decision fitted across sources written to {save_model}")
+        if ct is not None and ct_store is not None:
+            final = ClaimGuard(ct_store, decision=model, k_output=20)
+            for split in ("dev", "test"):
+                check_tweets(final, ct.queries[split], split, log, console)
+            # On the dev tweets only: every variant re-embeds most tweets (e5 is the bottleneck).
+            social_ablation(ct_store, ThresholdDecision(1.0, shift=model.shift), ct.queries["dev"], log, console)
+        if not checkthat_only:
+            _routing(store, guard, dev, log, console)
+        if paper_translate:
             run_paper(settings, guard, extra, load_true_claims(data), paper, paper_translate, log, console)
         if judge:
             _judge(settings, dev, log, judge_limit, console)
         if speed and "speed" not in log.done_keys("speed"):
-            _speed(settings, store, log, console)
+            _speed(settings, ct_store or store, log, console)
+        if speed and "cli_speed" not in log.done_keys("cli_speed"):
+            _cli_speed(settings, ct_store or store, log, console)
     finally:
         log.close()
     summary = render_tables(output / "runlog.jsonl", output, console)
@@ -143,26 +173,17 @@ class _Analysed:
     features: np.ndarray
     matched: str
     ranked: list[str]
-    gold_cosine: float | None
     extra: dict
 
 
 def _analyse_all(guard: ClaimGuard, dev: DevSet) -> list[_Analysed]:
-    store = guard.store
     out: list[_Analysed] = []
     for i in range(0, len(dev.queries), 64):
         batch = dev.queries[i : i + 64]
         for q, a in zip(batch, guard.analyse([q.text for q in batch])):
             assert a is not None and a.context is not None and a.claim is not None
-            # How close the matched record is to the query's own dev claim: the distractor
-            # sets hold fact-checks of several of the same myths (e.g. Snopes on carrots).
-            gold = store.slot_of(q.claim_id if q.label == "false" else q.group)
-            matched = store.slot_of(a.claim.id)
-            gold_cos = float(store.vectors[gold] @ store.vectors[matched]) if gold is not None and matched is not None else None
-            by_slot = store.get_slots([slot for slot, _ in a.ranked])
             out.append(_Analysed(
-                features=features(a.context), matched=a.claim.id, gold_cosine=gold_cos,
-                ranked=[by_slot[slot].id for slot, _ in a.ranked],
+                features=features(a.context), matched=a.claim.id, ranked=a.candidate_ids(5),
                 extra={"topics": a.topics, "language": a.language, "segment_kind": a.segment.kind if a.segment else None,
                        "n_segments": len(a.prepared.segments)},
             ))
@@ -190,44 +211,134 @@ def _folds(groups: list[str]) -> list[int]:
     return [order[g] for g in groups]
 
 
-def _cross_validate(store: ClaimStore, dev: DevSet, log: RunLog, embedder_spec: str, console: Console) -> LogisticDecision:
-    """Per fold: fit the language shift on the training queries, analyse every query under
-    it, fit the logistic decision on the training queries and score the test ones. The
-    naive baseline (top-1 cosine, no shift) picks its threshold on the same training folds.
-    Returns the decision (and shift) fitted on all queries."""
-    y = np.array([q.label == "false" for q in dev.queries])
-    fold = np.array(_folds([q.group for q in dev.queries]))
-    unshifted = ClaimGuard(store, decision=ThresholdDecision(1.0))
+def _dev_rows(store: ClaimStore, dev: DevSet, fit_shift, ranker, log: RunLog, console: Console,
+              naive: list[_Analysed], folds: np.ndarray) -> list[Row]:
+    """Dev-set rows: per outer fold the language shift is fitted on that fold's training
+    queries and every query is analysed under it (the fold's held-out queries are read
+    only there); `x` is the analysis under the shift fitted on all dev queries."""
+    rows = [Row(source="devset", key=q.qid, group=q.group, label=q.label == "false", attack=q.attack, lang=q.lang,
+                x=np.zeros(len(FEATURES)), fold=int(folds[i])) for i, q in enumerate(dev.queries)]
+    for f in [*range(FOLDS), -1]:
+        shift = fit_shift(folds != f)
+        guard = ClaimGuard(store, decision=ThresholdDecision(1.0, ranker=ranker), shift=shift)
+        for i, a in enumerate(_analyse_all(guard, dev)):
+            if f == -1:
+                rows[i].x = a.features
+                continue
+            rows[i].x_by_fold[f] = a.features
+            if folds[i] == f:
+                q = dev.queries[i]
+                rows[i].matched, rows[i].right = a.matched, a.matched == q.claim_id
+                log.write(
+                    "query", key=q.qid, qid=q.qid, claim_id=q.claim_id, label=q.label, attack=q.attack, lang=q.lang,
+                    group=q.group, topic=q.topic, negative_type=q.negative_type, fold=f, matched=a.matched,
+                    ranked=a.ranked, features=a.features.tolist(), naive_matched=naive[i].matched, **a.extra,
+                )
+        console.print(f"dev set analysed under fold {f}'s language shift" if f >= 0 else "dev set analysed (all-query shift)")
+    return rows
+
+
+def _paper_rows(guard: ClaimGuard, queries: list[PaperQuery]) -> list[Row]:
+    rows = []
+    for start in range(0, len(queries), 32):
+        batch = queries[start : start + 32]
+        for q, a in zip(batch, guard.analyse([q.text for q in batch])):
+            assert a is not None and a.claim is not None and a.context is not None
+            rows.append(Row(source="paper", key=q.key, group=q.claim_id, label=q.label == "false", attack=q.attack,
+                            lang=q.lang, x=features(a.context), matched=a.claim.id, right=a.claim.id == q.claim_id))
+    return rows
+
+
+def _tweet_rows(guard: ClaimGuard, tweets: list[TweetQuery]) -> list[Row]:
+    """Two rows per tweet: as it is (repeats a stored claim) and with its right claims
+    taken out of the candidates (the store does not hold its claim)."""
+    rows = []
+    for t in analyse_tweets(guard, tweets):
+        a, q = t.analysis, t.query
+        if a.context is None:
+            continue
+        group = sorted(q.gold)[0]
+        top = a.claim_at(0).id
+        rows.append(Row(source="checkthat", key=q.qid, group=group, label=True, attack="tweet", lang="en",
+                        x=features(a.context), matched=top, right=top in q.gold))
+        other = next((j for j, c in enumerate(a.candidates) if c.id not in q.gold), None)
+        if other is not None:
+            guard.select(a, other)
+            rows.append(Row(source="checkthat", key=f"{q.qid}-without-gold", group=group, label=False,
+                            attack="tweet, right claim removed", lang="en", x=features(a.context),
+                            matched=a.candidates[other].id))
+    return rows
+
+
+def _fit_decision(
+    store: ClaimStore, ct_store: ClaimStore | None, ct: CheckThat | None, dev: DevSet, extra: list[Claim],
+    true_pool: list[Claim], paper: int, settings: Settings, log: RunLog, embedder_spec: str, console: Console,
+    checkthat_only: bool = False,
+) -> LogisticDecision:
+    """The ranker (CheckThat train, C on CheckThat dev), then one decision over dev, paper and
+    CheckThat-train rows: outer CV grouped by claim (nested C), leave-one-source-out, and
+    the final fit on everything. Returns the final decision (with shift and ranker)."""
+    folds = np.array(_folds([q.group for q in dev.queries]))
+    unshifted = ClaimGuard(store, decision=ThresholdDecision(1.0), ranking="dense", k_lexical=0, social=())
+    shipped = _shipped_or_threshold(embedder_spec)
+    # The language shift of the shipped decision (fitted on the 480 dev queries, never on a
+    # tweet or a LIAR/Snopes query) serves every source but the dev set, whose folds get
+    # their own; fitted here only when no shipped one exists for this embedder.
+    fit_shift = None
+    full_shift = shipped.shift
+    if full_shift is None:
+        fit_shift = _shift_fitter(unshifted, dev)
+        full_shift = fit_shift(np.ones(len(dev.queries), dtype=bool))
+    ranker = None
+    ct_rows: list[Row] = []
+    if ct is not None and ct_store is not None:
+        # CheckThat first: its retrieval results are logged before the slower dev-set parts.
+        base = ThresholdDecision(1.0, shift=full_shift)
+        fusion = ClaimGuard(ct_store, decision=base, ranking="rrf")
+        analysed = {split: analyse_tweets(fusion, ct.queries[split]) for split in ("test", "dev", "train")}
+        ranker = choose_ranker(analysed["train"], analysed["dev"], analysed["test"], log, console)
+        learned = ClaimGuard(ct_store, decision=ThresholdDecision(1.0, shift=full_shift, ranker=ranker))
+        if checkthat_only:
+            import dataclasses
+
+            console.print("--checkthat-only: the shipped decision with the new ranker, no cross-source fit")
+            return dataclasses.replace(shipped, ranker=ranker)  # type: ignore[type-var]
+        ct_rows = _tweet_rows(learned, ct.queries["train"])
+    if fit_shift is None:
+        fit_shift = _shift_fitter(unshifted, dev)
     naive = _analyse_all(unshifted, dev)
     naive_s1 = np.array([a.features[0] for a in naive])
-    fit_shift = _shift_fitter(unshifted, dev)
-    done = log.done_keys("fold")
-    for f in range(FOLDS):
-        if f"fold-{f}" in done:
-            continue
-        train, test = fold != f, fold == f
-        shift = fit_shift(train)
-        analysed = _analyse_all(ClaimGuard(store, decision=ThresholdDecision(1.0), shift=shift), dev)
-        x = np.array([a.features for a in analysed])
-        model = fit_logistic(x[train], y[train], embedder=embedder_spec, trained_on=f"fold {f}", shift=shift)
-        cutoff = _best_threshold(naive_s1[train], y[train])
-        for i in np.flatnonzero(test):
-            q, a, score = dev.queries[i], analysed[i], model.score(x[i])
-            log.write(
-                "query", key=q.qid, qid=q.qid, claim_id=q.claim_id, label=q.label, attack=q.attack, lang=q.lang,
-                group=q.group, topic=q.topic, negative_type=q.negative_type, fold=f, matched=a.matched,
-                matched_gold_cosine=a.gold_cosine, ranked=a.ranked, features=a.features.tolist(),
-                naive_matched=naive[i].matched, naive_gold_cosine=naive[i].gold_cosine, **a.extra,
-            )
-            log.write("decision", key=q.qid, qid=q.qid, threshold_cv=bool(naive_s1[i] >= cutoff),
-                      logistic_cv_score=float(score), logistic_cv=bool(score >= model.threshold))
-        log.write("fold", key=f"fold-{f}", fold=f, train=int(train.sum()), test=int(test.sum()))
-        console.print(f"fold {f + 1}/{FOLDS} analysed and decided")
-    shift = fit_shift(np.ones(len(y), dtype=bool))
-    x = np.array([a.features for a in _analyse_all(ClaimGuard(store, decision=ThresholdDecision(1.0), shift=shift), dev)])
-    full = fit_logistic(x, y, embedder=embedder_spec, trained_on=f"devset-multilingual, {len(y)} queries", shift=shift)
-    log.write("model", coef=dict(zip(FEATURES, full.coef)), intercept=full.intercept)
-    return full
+    y_dev = np.array([q.label == "false" for q in dev.queries])
+    cutoffs = _naive_cutoffs(naive_s1, y_dev, folds)
+    for i, q in enumerate(dev.queries):
+        log.write("naive", key=q.qid, qid=q.qid, threshold_cv=bool(naive_s1[i] >= cutoffs[folds[i]]))
+    rows = _dev_rows(store, dev, fit_shift, ranker, log, console, naive, folds)
+    paper_queries_ = paper_queries(extra, true_pool, paper, settings.seed) if paper > 0 else []
+    guard = ClaimGuard(store, decision=ThresholdDecision(1.0, shift=full_shift, ranker=ranker))
+    rows += _paper_rows(guard, paper_queries_) + ct_rows
+    assign_folds([r for r in rows if r.source != "devset"])
+    scores, flags, chosen = cross_validate(rows)
+    log.write("pooled_cv", key="pooled", c_per_fold=chosen, sources={s: sum(r.source == s for r in rows) for s in SOURCES})
+    for r, score, flag in zip(rows, scores, flags):
+        if r.source == "devset":
+            log.write("decision", key=r.key, qid=r.key, logistic_cv_score=float(score), logistic_cv=bool(flag))
+        else:
+            log.write("pooled", key=r.key, source=r.source, label="false" if r.label else "true", attack=r.attack,
+                      lang=r.lang, group=r.group, flagged=bool(flag), score=float(score), matched=r.matched, right=r.right)
+    for source, (labels, predicted) in leave_one_source_out(rows).items():
+        log.write("loso", key=source, source=source,
+                  false_acc=float(predicted[labels].mean()) if labels.any() else None,
+                  factual_acc=float((~predicted[~labels]).mean()) if (~labels).any() else None,
+                  n_false=int(labels.sum()), n_true=int((~labels).sum()))
+    final, c = fit_final(rows, embedder=embedder_spec, shift=full_shift, ranker=ranker,
+                         trained_on=f"{len(rows)} rows: " + ", ".join(f"{s} {sum(r.source == s for r in rows)}" for s in SOURCES))
+    log.write("model", coef=dict(zip(FEATURES, final.coef)), intercept=final.intercept, c=c)
+    console.print(f"decision fitted across sources ({len(rows)} rows, C={c})")
+    return final
+
+
+def _naive_cutoffs(scores: np.ndarray, y: np.ndarray, folds: np.ndarray) -> dict[int, float]:
+    return {int(f): _best_threshold(scores[folds != f], y[folds != f]) for f in np.unique(folds)}
 
 
 def _query_rows(log: RunLog) -> list[dict]:
@@ -398,6 +509,50 @@ def _speed(settings: Settings, store: ClaimStore, log: RunLog, console: Console)
     console.print("speed measured")
 
 
+def _cli_speed(settings: Settings, store: ClaimStore, log: RunLog, console: Console, n: int = 500, repeats: int = 3) -> None:
+    """End to end through the CLI, as a user runs it: `misguard check --input` on n fresh
+    short texts against `store` (process start, imports, store and model load included)
+    alternating with raw e5 embedding of n other fresh texts in this process; and
+    `misguard claims add` of fresh claims into a new store. Ratio of medians."""
+    import os
+    import subprocess
+    import sys
+
+    cold = settings.embed.model_copy(update={"cache_dir": None})
+    embedder = get_embedder(None, cold)
+    embedder.embed(["warm up"], "query")
+    exe = str(Path(sys.executable).parent / "misguard")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MISGUARD_")}
+    base = [exe, "--embedder", embedder.spec]
+    raw_rates, cli_rates = [], []
+    with tempfile.TemporaryDirectory() as tmp:
+        for r in range(repeats):
+            texts = _fresh_texts(n, f"cli-raw{r}")
+            t0 = time.perf_counter()
+            for i in range(0, n, 64):
+                embedder.embed(texts[i : i + 64], "query")
+            raw_rates.append(n / (time.perf_counter() - t0))
+            inp, out = Path(tmp) / f"in{r}.jsonl", Path(tmp) / f"out{r}.jsonl"
+            inp.write_text("".join(json.dumps({"id": i, "text": t}) + "\n" for i, t in enumerate(_fresh_texts(n, f"cli{r}"))))
+            t0 = time.perf_counter()
+            subprocess.run([*base, "check", "--db", str(store.path), "--input", str(inp), "--output", str(out)],
+                           check=True, env=env, capture_output=True)
+            cli_rates.append(n / (time.perf_counter() - t0))
+            console.print(f"CLI speed run {r + 1}/{repeats}: raw e5 {raw_rates[-1]:.1f}/s, check --input {cli_rates[-1]:.1f}/s")
+        claims = Path(tmp) / "claims.jsonl"
+        fresh = _fresh_texts(300, "cli-ingest")
+        claims.write_text("".join(json.dumps({"id": f"c{i}", "text": t, "verdict": "false"}) + "\n" for i, t in enumerate(fresh)))
+        t0 = time.perf_counter()
+        subprocess.run([*base, "claims", "add", "--db", str(Path(tmp) / "fresh"), str(claims)], check=True, env=env,
+                       capture_output=True)
+        ingest = len(fresh) / (time.perf_counter() - t0)
+    raw, cli = statistics.median(raw_rates), statistics.median(cli_rates)
+    log.write("cli_speed", key="cli_speed", n=n, repeats=repeats, store_claims=len(store), raw_embed_per_s=raw,
+              cli_checks_per_s=cli, ratio=cli / raw, raw_runs=raw_rates, cli_runs=cli_rates,
+              cli_ingest_claims_per_s=ingest, ingest_claims=len(fresh))
+    console.print(f"CLI: check --input {cli:.1f}/s vs raw e5 {raw:.1f}/s ({cli / raw:.2f}x); claims add {ingest:.1f} claims/s")
+
+
 def _shipped_or_threshold(spec: str):
     from ...claims import default_decision
     from ...errors import ConfigError
@@ -463,6 +618,9 @@ def _profile(guard: ClaimGuard, texts: list[str]) -> dict[str, float]:
         "features": ("features",),
         "topic agent": ("predict_many",),
         "SQLite record lookups": ("get_slots",),
+        "BM25 lexical search (FTS5)": ("lexical_search",),
+        "pair features (ranking)": ("_pair_features",),
+        "social-media normalisation": ("normalize_social",),
     }
     for (filename, _, func), (_, _, _, cumulative, _) in stats.stats.items():  # type: ignore[attr-defined]
         for label, names in wanted.items():

@@ -1,11 +1,12 @@
-"""`misguard bench memory`: the memory-poisoning surrogate benchmark (MPE/PettingZoo-style tasks)."""
+"""`misguard bench memory`: memory poisoning and repair on PettingZoo MPE agents that act from shared memory."""
 
-from ._env import DOMAINS, Scenario, make_scenarios
+from ._audit import field_separability
+from ._mpe import ACTIONS, FAMILIES, Attack, Scenario, World, build_world, make_scenarios, reference_action
 from ._report import render_tables
-from ._run import METHODS, BenchParams, aggregate, run_memory_bench, run_seed
-from ._sim import Attack, build_memory, run_eval
+from ._run import BenchParams, aggregate, propagation, run_memory_bench, run_seed
 
 __all__ = [
-    "DOMAINS", "METHODS", "Attack", "BenchParams", "Scenario", "aggregate", "build_memory",
-    "make_scenarios", "render_tables", "run_eval", "run_memory_bench", "run_seed",
+    "ACTIONS", "FAMILIES", "Attack", "BenchParams", "Scenario", "World", "aggregate", "build_world",
+    "field_separability", "make_scenarios", "propagation", "reference_action", "render_tables",
+    "run_memory_bench", "run_seed",
 ]

@@ -6,34 +6,106 @@ from typing import Any
 
 from rich.table import Table
 
-LABELS = {
-    "residual": "Statistical Residual Detection",
-    "isolation_forest": "Isolation Forest (embedding anomaly)",
-    "ocsvm": "One-Class SVM (RBF, embedding anomaly)",
-    "proposed": "This Method (Contrastive Learning + Repair)",
-}
+from ...memory import DETECTORS
+
+
+def label_of(method: str) -> str:
+    return str(DETECTORS.get(method).metadata.get("label", method)) if method in DETECTORS else method
+
+
+def _ci(pair: list[float], scale: float = 1.0, fmt: str = ".3f") -> str:
+    return f"[{scale * pair[0]:{fmt}}, {scale * pair[1]:{fmt}}]"
+
+
+def method_rows(s: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """(method, block) with the baselines first and this method last."""
+    return [*s["baselines"].items(), ("proposed", s)]
 
 
 def render_tables(summaries: dict[float, dict[str, Any]]) -> list[Table]:
     """Table 1 for each ratio's summary, and Table 2 across ratios."""
     tables = []
     for ratio, s in summaries.items():
-        t1 = Table(title=f"Table 1: detection, propagation and accuracy fluctuation ({ratio:.1%} poisoning, type {s['params']['kind']})")
-        for col in ("Method", "AUC [95% CI]", "FPR (%)", "Misbehavior after (%)", "Propagation (hops)", "Multi-task accuracy fluctuation"):
+        p = s["params"]
+        held = " (trained on the other types: held-out attack)" if p.get("holdout") else ""
+        t1 = Table(title=f"Table 1: detection, repair and propagation ({ratio:.1%} poisoning, type {p['kind']}{held}); "
+                         f"before repair: misbehavior {s['misbehavior_before']:.1%}, {s['hops_before']:.2f} hops "
+                         f"(max {s['before']['hops_max']})")
+        for col in ("Method", "Sup.", "AUC [95% CI]", "FPR %", "Recall %", "Misbehavior after %", "Hops after",
+                    "Coverage %", "Collateral %", "Acc. fluctuation"):
             t1.add_column(col)
-        rows = [(m, s["baselines"][m]) for m in ("residual", "isolation_forest", "ocsvm")] + [("proposed", s)]
-        for m, b in rows:
+        for m, b in method_rows(s):
             d = b["details"]
-            t1.add_row(LABELS[m], f"{b['auc']:.3f} [{d['auc_ci95'][0]:.3f}, {d['auc_ci95'][1]:.3f}]", f"{100 * b['fpr']:.1f}",
-                       f"{100 * b['misbehavior_after']:.1f}", f"{b['hops_after']:.2f}", f"±{100 * d['accuracy_fluctuation']:.1f}%")
+            t1.add_row(label_of(m), "yes" if d["supervised"] else "no", f"{b['auc']:.3f} {_ci(d['auc_ci95'])}",
+                       f"{100 * b['fpr']:.1f}", f"{100 * d['recall']:.1f}", f"{100 * b['misbehavior_after']:.1f}",
+                       f"{b['hops_after']:.2f}", f"{100 * d['repair_coverage']:.1f}", f"{100 * d['collateral']:.1f}",
+                       f"±{100 * d['accuracy_fluctuation']:.1f}%")
         tables.append(t1)
-    t2 = Table(title="Table 2: performance under different poisoning ratios (mean ± std over seeds; 95% bootstrap CI)")
-    for col in ("Poison Ratio", "Detection AUC", "Misbehavior (Before → After)", "Avg Propagation Hops (Before → After)"):
+    t2 = Table(title="Table 2: this method under different poisoning ratios (mean ± std over seeds; 95% bootstrap CI)")
+    for col in ("Poison Ratio", "Type", "Detection AUC", "FPR %", "Misbehavior (Before → After)", "Avg Propagation Hops (Before → After)"):
         t2.add_column(col)
     for ratio, s in sorted(summaries.items()):
         d = s["details"]
-        t2.add_row(f"{ratio:.1%}", f"{s['auc']:.3f} ± {d['auc_std']:.3f} [{d['auc_ci95'][0]:.3f}, {d['auc_ci95'][1]:.3f}]",
+        t2.add_row(f"{ratio:.1%}", s["params"]["kind"], f"{s['auc']:.3f} ± {d['auc_std']:.3f} {_ci(d['auc_ci95'])}", f"{100 * s['fpr']:.1f}",
                    f"{100 * s['misbehavior_before']:.1f}% → {100 * s['misbehavior_after']:.1f}%",
                    f"{s['hops_before']:.2f} → {s['hops_after']:.2f}")
     tables.append(t2)
     return tables
+
+
+def markdown_table1(s: dict[str, Any]) -> str:
+    """Table 1 as Markdown (docs/BENCHMARKS.md is rendered from summary.json with this)."""
+    b0 = s["before"]
+    lines = [
+        f"Before repair: misbehavior {100 * s['misbehavior_before']:.1f}% {_ci(s['misbehavior_before_ci95'], 100, '.1f')}, "
+        f"propagation {s['hops_before']:.2f} hops {_ci(s['hops_before_ci95'], 1, '.2f')} (max {b0['hops_max']}), "
+        f"{b0['affected_per_scenario']:.1f} affected records per test scenario.",
+        "",
+        "| method | supervised | AUC [95% CI] | FPR % | recall % | misbehavior after % [CI] | hops after (affected / scenario) | repair coverage % | collateral % | accuracy fluctuation |",
+        "| --- | --- | --- | ---: | ---: | --- | --- | ---: | ---: | ---: |",
+    ]
+    for m, b in method_rows(s):
+        d = b["details"]
+        lines.append(
+            f"| {label_of(m)} | {'yes' if d['supervised'] else 'no'} | {b['auc']:.3f} {_ci(d['auc_ci95'])} | {100 * b['fpr']:.1f} | "
+            f"{100 * d['recall']:.1f} | {100 * b['misbehavior_after']:.1f} {_ci(d['misbehavior_after_ci95'], 100, '.1f')} | "
+            f"{b['hops_after']:.2f} ({d['affected_after_per_scenario']:.1f}) | {100 * d['repair_coverage']:.1f} | {100 * d['collateral']:.1f} | ±{100 * d['accuracy_fluctuation']:.1f}% |")
+    sep = s.get("field_separability_max", {})
+    if sep:
+        lines += ["", "Largest single-field AUC (folded, any seed): " + ", ".join(f"{k} {v:.3f}" for k, v in sorted(sep.items())) + "."]
+    t = s["timings"]
+    lines += ["", f"Per seed (mean): {t['total_s']:.0f} s wall ({t['simulate_s']:.0f} s MPE simulation through SharedMemory, "
+                  f"{t['credibility_s']:.2f} s credibility, {t['encode_s']:.2f} s encoder scoring, {t['fit_s']:.0f} s fitting all detectors, "
+                  f"{t['repair_eval_s']:.0f} s repair + episodes); scoring {t['score_records_per_s']:,.0f} records/s; "
+                  f"records per seed {', '.join(str(n) for n in s['records_per_seed'])}."]
+    return "\n".join(lines)
+
+
+def markdown_table2(summaries: dict[str, dict[str, Any]]) -> str:
+    """Table 2 (ratios x types) as Markdown, from {label: summary}."""
+    lines = ["| type | ratio | AUC mean ± std [95% CI] | FPR % | misbehavior % before → after | hops before → after (max before) |",
+             "| --- | --- | --- | ---: | --- | --- |"]
+    for _, s in summaries.items():
+        d = s["details"]
+        lines.append(f"| {s['params']['kind']} | {s['params']['ratio']:.1%} | {s['auc']:.3f} ± {d['auc_std']:.3f} {_ci(d['auc_ci95'])} | "
+                     f"{100 * s['fpr']:.1f} | {100 * s['misbehavior_before']:.1f} → {100 * s['misbehavior_after']:.1f} | "
+                     f"{s['hops_before']:.2f} → {s['hops_after']:.2f} ({s['before']['hops_max']}) |")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":  # python -m misguard.bench.memory._report summary.json [summary.json ...]
+    import json
+    import sys
+    from pathlib import Path
+
+    loaded = {}
+    for arg in sys.argv[1:]:
+        data = json.loads(Path(arg).read_text())
+        if "params" in data:
+            loaded[arg] = data
+        else:  # a --ratios summary: {ratio: summary}
+            loaded.update({f"{arg}:{k}": v for k, v in data.items()})
+    if len(loaded) == 1:
+        print(markdown_table1(next(iter(loaded.values()))))
+    else:
+        print(markdown_table2(loaded))

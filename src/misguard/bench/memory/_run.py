@@ -1,25 +1,32 @@
-"""`misguard bench memory`: build poisoned memories, detect, repair, measure.
+"""`misguard bench memory`: poison the shared memory of MPE agents, detect, repair, measure.
 
-Per seed: scenarios are split 60/20/20 into train / validation / test. Every method fits on
-train, picks its threshold (and hyper-parameters) on validation by best F1, and is measured
-on test. The test split is written to the real store (SQLite or PostgreSQL), the proposed
-method's repair is applied to it through the audited store API, and every method then runs
-the same greedy evaluation episodes on its own repaired copy of each test scenario, with
-sliding-window re-evaluation of the memories written during the episodes.
+Per seed: scenarios (MPE worlds, each with its own store) are split 60/20/20 into train /
+validation / test. Every detector registered in `misguard.memory.DETECTORS` (or those
+named in `--methods`) is wrapped in a `MemoryGuard`, fitted on the training scenarios,
+given its threshold on the validation scenarios by best F1 (`MemoryGuard.fit`) and measured
+on the test scenarios. With `holdout`, training and validation scenarios are poisoned with
+the *other* attack types and only the test scenarios with the reported one.
 
-Detection labels: 1 = injected (or modified) poison, 0 = benign. Benign-looking records that
-inherited a wrong action from poison ("derived") are excluded from AUC/FPR (they are neither
-injected nor benign) but are what repair must also fix; their share is logged.
+Repair: every method repairs its own copy of each test scenario's store through
+`MemoryGuard.guard_store` (the proposed detector with eq. 5 propagation repair, baselines
+by isolating what they flag), then the same agents keep acting on that copy for the same
+evaluation episodes, with the guard re-run over each window of new memories. "Before" is
+the same episodes on an unrepaired copy.
+
+Labels: 1 = injected or modified poison, 0 = written by an honest agent. Honest records
+that inherited a wrong action through reuse of poison ("derived") are excluded from
+AUC/FPR (neither injected nor benign) but are what repair must also fix.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import shutil
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -28,33 +35,27 @@ import numpy as np
 from ...config import Settings
 from ...errors import ConfigError
 from ...memory import (
-    BASELINES,
-    ContrastiveDetector,
-    EncoderConfig,
+    DETECTORS,
     HashedRecordFeaturizer,
-    apply_repair,
+    MemoryGuard,
+    MemoryStore,
+    RecordArrays,
+    SharedMemory,
     auc,
-    best_f1_threshold,
-    credibility,
     hop_distances,
-    knn_within_groups,
     open_store,
-    plan_repair,
-    relational_features,
-    residual_scores,
-    state_key,
+    task_of,
 )
 from ...runlog import RunHeader, RunLog, public_settings
-from ...types import MemoryRecord, Provenance
-from ._env import ACTIONS, CHANNELS, Embedder, MemoryTable, Scenario, make_scenarios
-from ._sim import Attack, build_memory, run_eval
+from ._audit import field_separability
+from ._mpe import ACTIONS, RECENCY_HALFLIFE, RECENCY_WEIGHT, Attack, Scenario, Truth, World, build_world, make_scenarios, reference_of
 
-METHODS = ("proposed", "isolation_forest", "ocsvm", "residual")
 BUCKET_BITS = 5
 EVAL_STEPS = 40
 WINDOW = 8
 STATE_BLOCK = HashedRecordFeaturizer().slices()["state"]
 HIST_BINS = 1000
+KINDS = ("I", "II", "III")
 
 
 @dataclass
@@ -68,6 +69,15 @@ class BenchParams:
     backend: str = "sqlite"
     postgres_url: str = ""
     encoder_steps: int = 300
+    methods: tuple[str, ...] = field(default_factory=tuple)  # empty: every registered detector
+    holdout: bool = False
+    eval_steps: int = EVAL_STEPS
+
+    def method_names(self) -> list[str]:
+        names = list(self.methods) or DETECTORS.names()
+        for m in names:
+            DETECTORS.get(m)  # unknown names: a ConfigError listing the known ones
+        return ["proposed"] + [m for m in names if m != "proposed"]
 
 
 def _limit_threads() -> contextlib.AbstractContextManager[Any]:
@@ -79,294 +89,221 @@ def _limit_threads() -> contextlib.AbstractContextManager[Any]:
     return threadpool_limits(1)
 
 
-def _correct(sc: Scenario, table: MemoryTable) -> np.ndarray:
-    truth = np.array([s.correct for s in sc.situations])
-    return truth[table.situation[:table.n]]
+def _scope(sc: Scenario) -> Callable[[Any], bool]:
+    return lambda r: task_of(r) == sc.task
 
 
-def _labels(sc: Scenario, table: MemoryTable) -> np.ndarray:
-    """1 injected, 0 benign, 2 derived (inherited a wrong action through reuse of poison)."""
-    n = table.n
-    lab = table.label[:n].astype(np.int8).copy()
-    dist = hop_distances(n, np.array(table.src), np.array(table.dst), lab == 1)
-    derived = (lab == 0) & (dist > 0) & ~table.explore[:n] & (table.action[:n] != _correct(sc, table))
-    lab[derived] = 2
-    return lab
+def _graph(store: MemoryStore, ids: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    index = {rid: i for i, rid in enumerate(ids)}
+    edges = [e for e in store.edges() if e.dst_kind == "memory" and e.src in index and e.dst in index]
+    return (np.array([index[e.src] for e in edges], dtype=np.int64), np.array([index[e.dst] for e in edges], dtype=np.int64))
 
 
-@dataclass
-class Pool:
-    """All records of one seed as columns, with the slice of each scenario."""
+def propagation(store: MemoryStore, truth: dict[str, Truth], scope: Callable[[Any], bool] | None = None) -> dict[str, Any]:
+    """Hops from the nearest injected record to every affected record, on the store as it is.
 
-    emb: np.ndarray
-    actions: np.ndarray
-    confidence: np.ndarray
-    success: np.ndarray
-    agents: np.ndarray
-    groups: np.ndarray
-    order: np.ndarray
-    labels: np.ndarray
-    split: np.ndarray  # 0 train, 1 val, 2 test
-    offsets: dict[int, tuple[int, int]]
-
-
-def _pool(scenarios: list[Scenario], tables: dict[int, MemoryTable], labels: dict[int, np.ndarray], split_of: dict[int, int]) -> Pool:
-    parts: dict[str, list[np.ndarray]] = {k: [] for k in ("emb", "actions", "confidence", "success", "agents", "groups", "order", "labels", "split")}
-    offsets, start = {}, 0
-    for sc in scenarios:
-        t, n = tables[sc.sid], tables[sc.sid].n
-        parts["emb"].append(t.emb[:n])
-        parts["actions"].append(t.action[:n])
-        parts["confidence"].append(t.confidence[:n])
-        parts["success"].append(t.success[:n])
-        parts["agents"].append(t.agent[:n])
-        parts["groups"].append(np.full(n, sc.sid))
-        parts["order"].append(t.time[:n].astype(np.float64) + np.arange(n) * 1e-6)
-        parts["labels"].append(labels[sc.sid])
-        parts["split"].append(np.full(n, split_of[sc.sid], dtype=np.int8))
-        offsets[sc.sid] = (start, start + n)
-        start += n
-    return Pool(**{k: np.concatenate(v) for k, v in parts.items()}, offsets=offsets)
+    Affected: written by an honest agent (not exploring), currently active, its current action
+    differs from the reference policy, and reachable from poison through unpruned edges and
+    active records. Also returns the ids of all records that poison reached (derived).
+    """
+    records = [r for r in store.iter_records() if scope is None or scope(r)]
+    ids = [r.id for r in records]
+    active = {*store.ids("active")}
+    src, dst = _graph(store, ids)
+    n = len(ids)
+    label = np.array([truth[i].label for i in ids])
+    is_active = np.array([i in active for i in ids])
+    wrong_now = np.array([ACTIONS.index(r.action) != reference_of(r) for r in records])
+    wrong_orig = np.array([truth[i].action != truth[i].reference for i in ids])
+    explore = np.array([truth[i].explore for i in ids])
+    honest = (label == 0) & ~explore
+    dist_all = hop_distances(n, src, dst, label == 1)
+    derived = honest & wrong_orig & (dist_all > 0)
+    dist = hop_distances(n, src, dst, (label == 1) & is_active, blocked=~is_active)
+    affected = honest & is_active & wrong_now & (dist > 0)
+    return {"hop_sum": float(dist[affected].sum()), "hop_n": int(affected.sum()),
+            "hop_max": int(dist[affected].max()) if affected.any() else 0,
+            "affected": int(affected.sum()), "poison": int((label == 1).sum()),
+            "derived_ids": [ids[i] for i in np.flatnonzero(derived)]}
 
 
-@dataclass
-class _WindowEvidence:
-    conflict: np.ndarray
-    consensus: np.ndarray
-    consensus_share: np.ndarray
+def _copy_store(src: MemoryStore, dst: MemoryStore, scope: Callable[[Any], bool] | None = None) -> None:
+    records = [r for r in src.iter_records() if scope is None or scope(r)]
+    keep = {r.id for r in records}
+    for s in range(0, len(records), 5000):
+        dst.add_many(records[s:s + 5000])
+    dst.record_reuses((e.src, e.dst, e.dst_kind, e.agent) for e in src.edges() if e.src in keep and e.dst in keep)
 
 
-def _score_table(table: MemoryTable, detector: ContrastiveDetector) -> tuple[np.ndarray, _WindowEvidence]:
-    """Eq. 1 + eq. 4 over one scenario's *active* records (used by the sliding window);
-    quarantined records are no evidence and get probability 0 (they are already repaired)."""
-    n = table.n
-    act = np.flatnonzero(table.active[:n])
-    p = np.zeros(n, np.float32)
-    ev = _WindowEvidence(np.zeros(n, np.float32), np.full(n, -1, np.int64), np.zeros(n, np.float32))
-    if len(act) < 2:
-        return p, ev
-    e = table.emb[act]
-    cred = credibility(e, table.action[act], table.confidence[act], table.agent[act], np.zeros(len(act), np.int64),
-                       table.time[act].astype(np.float64), bucket_bits=BUCKET_BITS,
-                       key=state_key(e, STATE_BLOCK), success=table.success[act], causal=True)
-    feats = relational_features(cred, table.confidence[act], table.success[act])
-    p[act] = detector.predict_proba(e, feats, cred.credibility)
-    ev.conflict[act], ev.consensus[act], ev.consensus_share[act] = cred.conflict, cred.consensus, cred.consensus_share
-    return p, ev
+def _episodes(world_sc: Scenario, memory: SharedMemory, truth: dict[str, Truth], clock: int, seed: int, steps: int,
+              guard: MemoryGuard | None, scope: Callable[[Any], bool]) -> tuple[int, int, dict[str, int]]:
+    """The same greedy evaluation episodes for every method; the guard re-runs per window."""
+    world = World(world_sc, memory, np.random.default_rng([seed, world_sc.sid, 99]), truth=truth, clock=clock, episode=10_000,
+                  _next_id=10_000_000)  # eval ids never collide with the build's
+    counts: dict[str, int] = {}
+    start = float(clock)
+    for step in range(steps):
+        world.step(explore=False)
+        if guard is not None and (step + 1) % WINDOW == 0:
+            _, _, plan, _ = guard.guard_store(memory.store, since=start, scope=scope)
+            for k, v in plan.counts.items():
+                counts[k] = counts.get(k, 0) + v
+            memory.refresh()
+            start = float(world.clock)
+    return world.decisions, world.wrong, counts
 
 
-class _Repairer:
-    """Applies a method's detection + repair to a simulation table (one copy per method)."""
-
-    def __init__(self, method: str, emb: Embedder, threshold: float, detector: ContrastiveDetector, baseline: Any) -> None:
-        self.method, self.emb, self.threshold, self.detector, self.baseline = method, emb, threshold, detector, baseline
-        self.pruned: set[int] = set()
-
-    def scores(self, table: MemoryTable) -> tuple[np.ndarray, Any]:
-        n = table.n
-        if self.method == "proposed":
-            return _score_table(table, self.detector)
-        if self.method == "residual":
-            act = np.flatnonzero(table.active[:n])
-            out = np.zeros(n, np.float32)
-            nbr, _ = knn_within_groups(table.emb[act], np.zeros(len(act), np.int64), table.agent[act], 16, bucket_bits=BUCKET_BITS)
-            out[act] = residual_scores(table.emb[act], nbr)
-            return out, None
-        return self.baseline.score(table.emb[:n]), None
-
-    def __call__(self, table: MemoryTable, candidates: np.ndarray | None = None) -> dict[str, int]:
-        n = table.n
-        p, cred = self.scores(table)
-        if cred is None:  # baselines: isolation of what they flag
-            flag = (p >= self.threshold) & table.active[:n]
-            if candidates is not None:
-                flag &= candidates
-            table.active[:n][flag] = False
-            return {"quarantine": int(flag.sum())}
-        src, dst = np.array(table.src, dtype=np.int64), np.array(table.dst, dtype=np.int64)
-        cand = table.active[:n] if candidates is None else (candidates & table.active[:n])
-        plan = plan_repair(p, self.threshold, cred.conflict, cred.consensus, cred.consensus_share,
-                           table.action[:n], table.confidence[:n], src, dst, candidates=cand)
-        self.apply(table, plan)
-        return plan.counts
-
-    def apply(self, table: MemoryTable, plan: Any) -> None:
-        table.active[plan.quarantine] = False
-        for i, a in zip(plan.rewrite, plan.rewrite_action):
-            ctx, tags = table.tokens[i]
-            table.action[i] = int(a)
-            table.emb[i] = self.emb.record(int(table.situation[i]), ctx, tags, int(a))
-        table.confidence[plan.rewrite] = plan.rewrite_confidence
-        table.confidence[plan.dilute] = plan.dilute_confidence
-        self.pruned.update(int(e) for e in plan.prune)
-
-
-def _hops(sc: Scenario, table: MemoryTable, pruned: set[int]) -> tuple[float, int]:
-    n = table.n
-    src, dst = np.array(table.src, dtype=np.int64), np.array(table.dst, dtype=np.int64)
-    if pruned:
-        keep = np.ones(len(src), bool)
-        keep[list(pruned)] = False
-        src, dst = src[keep], dst[keep]
-    origins = table.label[:n] == 1
-    dist = hop_distances(n, src, dst, origins, blocked=~table.active[:n])
-    affected = (table.label[:n] == 0) & table.active[:n] & ~table.explore[:n] & (table.action[:n] != _correct(sc, table))
-    reach = affected & (dist > 0)
-    return float(dist[reach].sum()), int(reach.sum())
-
-
-def _write_store(store: Any, prefix: str, scenarios: list[Scenario], tables: dict[int, MemoryTable]) -> dict[int, list[str]]:
-    """Persist test scenarios: records (with embeddings) and memory->memory reuse edges."""
-    ids: dict[int, list[str]] = {}
-    for sc in scenarios:
-        t, n = tables[sc.sid], tables[sc.sid].n
-        names = ACTIONS[sc.domain]
-        rid = [f"s{prefix}-{sc.task[5:]}-{i}" for i in range(n)]
-        recs = []
-        for i in range(n):
-            ctx, tags = t.tokens[i]
-            conf = float(t.confidence[i])
-            succ = None if np.isnan(t.success[i]) else float(t.success[i])
-            recs.append(MemoryRecord.model_construct(
-                id=rid[i], state=";".join(sc.situations[int(t.situation[i])].state), context=";".join(ctx),
-                action=names[int(t.action[i])], tags=list(tags),
-                provenance=Provenance.model_construct(agent=f"{sc.task[5:]}-agent{int(t.agent[i])}", time=float(t.time[i]), channel=CHANNELS[int(t.channel[i])]),
-                success=succ, reward=float(t.reward[i]), confidence=conf, embedding=None, version=1,
-            ))
-        for start in range(0, n, 5000):
-            store.add_many(recs[start:start + 5000], embeddings=t.emb[start:min(start + 5000, n)])
-        store.record_reuses((rid[s], rid[d], "memory", f"{sc.task[5:]}-agent{int(t.agent[d])}") for s, d in zip(t.src, t.dst))
-        ids[sc.sid] = rid
-    return ids
+def _repaired_ids(store: MemoryStore) -> set[str]:
+    return {e.target for e in store.audit_log() if e.action in ("quarantine", "rewrite") and not e.rolled_back}
 
 
 def run_seed(params: BenchParams, seed: int, out_dir: Path, log: Callable[[str], None]) -> dict[str, Any]:
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
-    rng = np.random.default_rng(seed)
+    methods = params.method_names()
+    rng = np.random.default_rng([seed, 7])  # not the retrieval-tuning stream (see _mpe)
     feat = HashedRecordFeaturizer()
     scenarios = make_scenarios(params.scenarios, rng)
     perm = rng.permutation(len(scenarios))
     n_train, n_val = int(0.6 * len(perm)), int(0.2 * len(perm))
     split_of = {int(s): (0 if j < n_train else 1 if j < n_train + n_val else 2) for j, s in enumerate(perm)}
     per = max(200, params.records // params.scenarios)
-    attack = Attack(params.kind, params.ratio, frozenset(params.capabilities))
-    tables, labels, embs, cosines = {}, {}, {}, []
+    others = [k for k in KINDS if k != params.kind]
+
+    def attack_for(sc: Scenario) -> Attack:
+        kind = params.kind if (split_of[sc.sid] == 2 or not params.holdout) else others[sc.sid % len(others)]
+        return Attack(kind, params.ratio, frozenset(params.capabilities))
+
+    attempt = uuid.uuid4().hex[:6]  # an interrupted attempt's stores stay untouched
+    folder = out_dir / f"seed{seed}-{attempt}"
+    worlds: dict[int, World] = {}
     for sc in scenarios:
-        embs[sc.sid] = Embedder(feat, sc)
-        tables[sc.sid], info = build_memory(sc, embs[sc.sid], np.random.default_rng([seed, sc.sid]), per, attack)
-        labels[sc.sid] = _labels(sc, tables[sc.sid])
-        cosines += info.centroid_cosines
+        worlds[sc.sid] = build_world(sc, folder / f"scenario{sc.sid}.db", np.random.default_rng([seed, sc.sid]), per, attack_for(sc), feat)
     timings["simulate_s"] = time.perf_counter() - t0
-    pool = _pool(scenarios, tables, labels, split_of)
-    log(f"seed {seed}: {len(pool.labels)} records, {int((pool.labels == 1).sum())} poisoned, {int((pool.labels == 2).sum())} derived")
 
-    # Detection scoring over the whole memory (timed: the speed target is measured here).
+    # One column view over every scenario's memory (groups = scenarios), with labels.
+    records, labels, split, offsets = [], [], [], {}
+    for sc in scenarios:
+        w = worlds[sc.sid]
+        recs = list(w.memory.store.iter_records())
+        derived = set(propagation(w.memory.store, w.truth)["derived_ids"])
+        offsets[sc.sid] = (len(records), len(records) + len(recs))
+        records += recs
+        labels += [2 if r.id in derived else w.truth[r.id].label for r in recs]
+        split += [split_of[sc.sid]] * len(recs)
+    arr = RecordArrays.from_records(records)
+    labels_a, split_a = np.array(labels, dtype=np.int8), np.array(split)
+    train, val, test = (np.flatnonzero(split_a == k) for k in range(3))
+    log(f"seed {seed}: {len(records)} records, {int((labels_a == 1).sum())} poisoned, {int((labels_a == 2).sum())} derived")
+    separability = field_separability(records, labels_a)
+
+    # Credibility (eq. 1) once for all methods; each detector fits, then gets its threshold.
     t1 = time.perf_counter()
-    cred = credibility(pool.emb, pool.actions, pool.confidence, pool.agents, pool.groups, pool.order, bucket_bits=BUCKET_BITS,
-                       key=state_key(pool.emb, STATE_BLOCK), success=pool.success, causal=True)
-    feats = relational_features(cred, pool.confidence, pool.success)
+    base = MemoryGuard(key_block=STATE_BLOCK, bucket_bits=BUCKET_BITS, causal=True)
+    inputs = base.evidence(arr)
     timings["credibility_s"] = time.perf_counter() - t1
+    guards: dict[str, MemoryGuard] = {}
+    scores: dict[str, np.ndarray] = {}
+    fit_s: dict[str, float] = {}
+    for m in methods:
+        t = time.perf_counter()
+        det = DETECTORS.build(m, seed=seed, encoder_steps=params.encoder_steps, blocks=feat.slices())
+        g = MemoryGuard(det, key_block=STATE_BLOCK, bucket_bits=BUCKET_BITS, causal=True,
+                        repair="propagation" if m == "proposed" else "isolate")
+        g.fit(arr, labels_a, train, val, inputs=inputs)
+        fit_s[m] = time.perf_counter() - t
+        guards[m] = g
     t2 = time.perf_counter()
-    detector = ContrastiveDetector(EncoderConfig(steps=params.encoder_steps, seed=seed), blocks=feat.slices())
-    train_idx = np.flatnonzero(pool.split == 0)
-    detector.fit(pool.emb, feats, pool.labels, cred.credibility, cred.graph.neighbors, cred.graph.agrees, index=train_idx)
-    timings["train_s"] = time.perf_counter() - t2
+    for m in methods:
+        scores[m] = guards[m].score(arr, inputs).p_poison
+        if m == "proposed":
+            timings["encode_s"] = time.perf_counter() - t2
+    timings["fit_s"] = float(sum(fit_s.values()))
+    timings["score_records_per_s"] = len(records) / (timings["credibility_s"] + timings["encode_s"])
+    ok_test = test[labels_a[test] <= 1]
+    aucs = {m: auc(scores[m][ok_test], labels_a[ok_test].astype(int)) for m in methods}
+    extra_auc = {}
+    prop = guards["proposed"].detector
+    if hasattr(prop, "head"):
+        extra_auc["encoder_head_only"] = auc(prop.head(inputs)[ok_test], labels_a[ok_test].astype(int))
+
+    # Repair and evaluation episodes on copies of the test scenarios' stores.
     t3 = time.perf_counter()
-    p_all = detector.predict_proba(pool.emb, feats, cred.credibility)
-    timings["encode_s"] = time.perf_counter() - t3
-    timings["score_records_per_s"] = len(p_all) / (timings["credibility_s"] + timings["encode_s"])
-
-    scores: dict[str, np.ndarray] = {"proposed": p_all}
-    thresholds: dict[str, float] = {}
-    val = (pool.split == 1) & (pool.labels <= 1)
-    thresholds["proposed"], _ = best_f1_threshold(p_all[val], pool.labels[val])
-    baselines: dict[str, Any] = {}
-    t4 = time.perf_counter()
-    for name in ("isolation_forest", "ocsvm"):
-        det = BASELINES.build(name, seed=seed)
-        det.fit(pool.emb[pool.split == 0], pool.emb[val], pool.labels[val])
-        test_rows = pool.split == 2
-        s = np.zeros(len(pool.labels), np.float32)
-        s[test_rows] = det.score(pool.emb[test_rows])
-        scores[name], thresholds[name], baselines[name] = s, det.threshold, det
-    scores["residual"] = residual_scores(pool.emb, cred.graph.neighbors)
-    thresholds["residual"], _ = best_f1_threshold(scores["residual"][val], pool.labels[val])
-    timings["baselines_s"] = time.perf_counter() - t4
-
-    # Test scenarios: the store, repair, evaluation episodes.
     tests = [sc for sc in scenarios if split_of[sc.sid] == 2]
-    test_scores = {m: scores[m][pool.split == 2] for m in METHODS}
-    t5 = time.perf_counter()
-    # Each attempt writes fresh ids (and, for SQLite, a fresh file): an interrupted attempt's
-    # records stay where they are, untouched, and never collide with the rerun's.
-    attempt = uuid.uuid4().hex[:6]
-    if params.backend == "postgres":
-        store = open_store(params.postgres_url)
-    else:
-        store = open_store(out_dir / f"memory-seed{seed}-{attempt}.db")
-    with store:
-        ids = _write_store(store, f"{seed}-{attempt}", tests, tables)
-        timings["store_write_s"] = time.perf_counter() - t5
-        units = []
-        audit_n = 0
+    units = []
+    pg = open_store(params.postgres_url) if params.backend == "postgres" else None
+    store_info: dict[str, Any] = {"backend": params.backend, "audit_entries": 0}
+    try:
         for sc in tests:
-            a, b = pool.offsets[sc.sid]
-            lab = labels[sc.sid]
-            unit: dict[str, Any] = {"sid": sc.sid, "domain": sc.domain, "n": int(b - a),
+            w = worlds[sc.sid]
+            a, b = offsets[sc.sid]
+            lab = labels_a[a:b]
+            unit: dict[str, Any] = {"sid": sc.sid, "family": sc.family, "n": int(b - a),
                                     "poison": int((lab == 1).sum()), "derived": int((lab == 2).sum())}
-            eval_rng = lambda: np.random.default_rng([seed, sc.sid, 99])  # noqa: E731 - same episodes for every method
-            start = int(tables[sc.sid].time[:tables[sc.sid].n].max()) + 1
-            base = tables[sc.sid].copy()
-            d, w = run_eval(base, sc, embs[sc.sid], eval_rng(), EVAL_STEPS, start)
-            hs, hc = _hops(sc, base, set())
-            unit["before"] = {"decisions": d, "wrong": w, "hop_sum": hs, "hop_n": hc}
-            for m in METHODS:
-                sc_scores, lab_ok = scores[m][a:b], lab <= 1
-                pos = sc_scores[lab_ok & (lab == 1)]
-                neg = sc_scores[lab_ok & (lab == 0)]
-                table = tables[sc.sid].copy()
-                rep = _Repairer(m, embs[sc.sid], thresholds[m], detector, baselines.get(m))
-                if m == "proposed":
-                    # Initial repair from the batch scores, applied to the real store (audited) too.
-                    src, dst = np.array(table.src, dtype=np.int64), np.array(table.dst, dtype=np.int64)
-                    plan = plan_repair(sc_scores, thresholds[m], cred.conflict[a:b], cred.consensus[a:b], cred.consensus_share[a:b],
-                                       table.action[:table.n], table.confidence[:table.n], src, dst)
-                    rep.apply(table, plan)
-                    audit_n += len(apply_repair(store, plan, ids[sc.sid], ACTIONS[sc.domain]))
-                    unit["repair_counts"] = plan.counts
+            scope = _scope(sc)
+            for m in ["before", *methods]:
+                if m == "proposed" and pg is not None:
+                    store = pg
                 else:
-                    flag = sc_scores >= thresholds[m]
-                    table.active[:table.n][flag] = False
-                d, w = run_eval(table, sc, embs[sc.sid], eval_rng(), EVAL_STEPS, start, protect=rep, window=WINDOW)
-                hs, hc = _hops(sc, table, rep.pruned)
-                unit[m] = {
-                    "pos_hist": np.histogram(_unit_scale(pos, test_scores[m]), bins=HIST_BINS, range=(0, 1))[0].tolist(),
-                    "neg_hist": np.histogram(_unit_scale(neg, test_scores[m]), bins=HIST_BINS, range=(0, 1))[0].tolist(),
-                    "tp": int((pos >= thresholds[m]).sum()), "fp": int((neg >= thresholds[m]).sum()),
-                    "n_pos": int(len(pos)), "n_neg": int(len(neg)),
-                    "auc": auc(sc_scores[lab_ok], lab[lab_ok]) if len(pos) and len(neg) else None,
-                    "decisions": d, "wrong": w, "hop_sum": hs, "hop_n": hc,
-                }
+                    store = open_store(folder / f"eval-{m}-{sc.sid}.db")
+                with contextlib.ExitStack() as stack:
+                    if store is not pg:
+                        stack.enter_context(store)
+                    _copy_store(w.memory.store, store, scope)
+                    truth = dict(w.truth)
+                    guard = None if m == "before" else guards[m]
+                    counts: dict[str, int] = {}
+                    if guard is not None:
+                        _, _, plan, seqs = guard.guard_store(store, scope=scope)
+                        counts = dict(plan.counts)
+                    memory = SharedMemory(store, featurizer=feat, recency_halflife=RECENCY_HALFLIFE,
+                                          recency_weight=RECENCY_WEIGHT, scope=scope)
+                    d, wr, more = _episodes(sc, memory, truth, w.clock, seed, params.eval_steps, guard, scope)
+                    for k, v in more.items():
+                        counts[k] = counts.get(k, 0) + v
+                    prop_now = propagation(store, truth, scope)
+                    repaired = _repaired_ids(store) & {r for r in truth if scope_match(r, sc)}
+                    bad = {r for r, t in truth.items() if t.label == 1} | set(prop_now["derived_ids"])
+                    block: dict[str, Any] = {"decisions": d, "wrong": wr, "hop_sum": prop_now["hop_sum"], "hop_n": prop_now["hop_n"],
+                                             "hop_max": prop_now["hop_max"], "affected": prop_now["affected"],
+                                             "repaired": len(repaired), "repaired_benign": len(repaired - bad),
+                                             "repaired_bad": len(repaired & bad), "bad": len(bad & {r for r in truth if scope_match(r, sc)}),
+                                             "counts": counts}
+                    if m != "before":
+                        s_m, ok = scores[m][a:b], lab <= 1
+                        pos, neg = s_m[ok & (lab == 1)], s_m[ok & (lab == 0)]
+                        thr = guards[m].threshold
+                        ref = scores[m][ok_test]
+                        block.update({
+                            "pos_hist": np.histogram(_unit_scale(pos, ref), bins=HIST_BINS, range=(0, 1))[0].tolist(),
+                            "neg_hist": np.histogram(_unit_scale(neg, ref), bins=HIST_BINS, range=(0, 1))[0].tolist(),
+                            "tp": int((pos >= thr).sum()), "fp": int((neg >= thr).sum()), "n_pos": int(len(pos)), "n_neg": int(len(neg)),
+                        })
+                    if m == "proposed":
+                        store_info["audit_entries"] += len(store.audit_log()) if store is not pg else 0
+                    unit[m] = block
             units.append(unit)
-        timings["repair_eval_s"] = time.perf_counter() - t5 - timings["store_write_s"]
-        store_info = {"backend": store.backend, "records": store.count(), "quarantined": store.count("quarantined"), "audit_entries": audit_n}
-    test_rows = pool.split == 2
-    lab_t = pool.labels[test_rows]
-    ok = lab_t <= 1
-    aucs = {m: auc(scores[m][test_rows][ok], lab_t[ok]) for m in METHODS}
-    head_auc = auc(detector.head_proba(pool.emb[test_rows][ok], feats[test_rows][ok]), lab_t[ok])
-    cred_auc = auc(1 - cred.credibility[test_rows][ok], lab_t[ok])
+        if pg is not None:
+            store_info.update(records=pg.count(), quarantined=pg.count("quarantined"), audit_entries=len(pg.audit_log()))
+    finally:
+        if pg is not None:
+            pg.close()
+        for w in worlds.values():
+            w.memory.store.close()
+    timings["repair_eval_s"] = time.perf_counter() - t3
     timings["total_s"] = time.perf_counter() - t0
-    cos = np.array(cosines) if cosines else np.array([np.nan])
     return {
-        "seed": seed, "records": int(len(pool.labels)), "units": units, "thresholds": thresholds,
-        "auc": aucs, "auc_components": {"credibility_only": cred_auc, "encoder_head_only": head_auc},
-        "baseline_config": {k: v.describe() for k, v in baselines.items()},
-        "poison_centroid_cosine": {"mean": float(np.nanmean(cos)), "p5": float(np.nanpercentile(cos, 5)), "p50": float(np.nanpercentile(cos, 50)),
-                                   "share_ge_0.90": float(np.nanmean(cos >= 0.90))},
-        "timings": timings, "store": store_info, "encoder_loss_last": detector.history[-1] if detector.history else None,
+        "seed": seed, "records": len(records), "units": units, "methods": methods,
+        "thresholds": {m: guards[m].threshold for m in methods}, "auc": aucs, "auc_components": extra_auc,
+        "detectors": {m: guards[m].detector.describe() for m in methods},
+        "supervised": {m: bool(DETECTORS.get(m).metadata.get("supervised")) for m in methods},
+        "field_separability": separability, "timings": timings, "store": store_info,
+        "attacks": {"test": params.kind, "train_val": others if params.holdout else [params.kind]},
     }
+
+
+def scope_match(record_id: str, sc: Scenario) -> bool:
+    return record_id.startswith(sc.task[5:] + "-")
 
 
 def _unit_scale(x: np.ndarray, reference: np.ndarray) -> np.ndarray:
@@ -387,6 +324,7 @@ def _binned_auc(pos: np.ndarray, neg: np.ndarray) -> float:
 def aggregate(results: list[dict[str, Any]], resamples: int = 2000, seed: int = 0) -> dict[str, Any]:
     """Means over seeds, and 95% CIs from a cluster bootstrap over (seed, test scenario) units."""
     units = [u for r in results for u in r["units"]]
+    methods = results[0]["methods"]
     rng = np.random.default_rng(seed)
     idx = rng.integers(0, len(units), (resamples, len(units)))
 
@@ -397,6 +335,21 @@ def aggregate(results: list[dict[str, Any]], resamples: int = 2000, seed: int = 
         boot = num[idx].sum(axis=1) / np.maximum(den[idx].sum(axis=1), 1e-12)
         return point, [float(np.percentile(boot, 2.5)), float(np.percentile(boot, 97.5))]
 
+    def effect(m: str) -> dict[str, Any]:
+        mis, mis_ci = ratio(lambda u: u[m]["wrong"], lambda u: u[m]["decisions"])
+        hops, hops_ci = ratio(lambda u: u[m]["hop_sum"], lambda u: u[m]["hop_n"])
+        by_family = {}
+        for fam in sorted({u["family"] for u in units}):
+            fu = [u for u in units if u["family"] == fam]
+            by_family[fam] = 1.0 - sum(u[m]["wrong"] for u in fu) / max(sum(u[m]["decisions"] for u in fu), 1)
+        acc = list(by_family.values())
+        return {
+            "misbehavior": mis, "misbehavior_ci95": mis_ci, "hops": hops, "hops_ci95": hops_ci,
+            "hops_max": int(max(u[m]["hop_max"] for u in units)),
+            "affected_per_scenario": float(np.mean([u[m]["affected"] for u in units])),
+            "accuracy_by_family": by_family, "accuracy_fluctuation": float((max(acc) - min(acc)) / 2) if acc else 0.0,
+        }
+
     def method_block(m: str) -> dict[str, Any]:
         pos = np.array([u[m]["pos_hist"] for u in units], dtype=float)
         neg = np.array([u[m]["neg_hist"] for u in units], dtype=float)
@@ -404,46 +357,50 @@ def aggregate(results: list[dict[str, Any]], resamples: int = 2000, seed: int = 
         per_seed = [r["auc"][m] for r in results]
         fpr, fpr_ci = ratio(lambda u: u[m]["fp"], lambda u: u[m]["n_neg"])
         tpr, _ = ratio(lambda u: u[m]["tp"], lambda u: u[m]["n_pos"])
-        mis, mis_ci = ratio(lambda u: u[m]["wrong"], lambda u: u[m]["decisions"])
-        hops, hops_ci = ratio(lambda u: u[m]["hop_sum"], lambda u: u[m]["hop_n"])
-        by_domain = {}
-        for dom in sorted({u["domain"] for u in units}):
-            du = [u for u in units if u["domain"] == dom]
-            by_domain[dom] = 1.0 - sum(u[m]["wrong"] for u in du) / max(sum(u[m]["decisions"] for u in du), 1)
-        acc = list(by_domain.values())
+        collateral, coll_ci = ratio(lambda u: u[m]["repaired_benign"], lambda u: u[m]["repaired"])
+        coverage, cov_ci = ratio(lambda u: u[m]["repaired_bad"], lambda u: u[m]["bad"])
+        eff = effect(m)
         return {
-            "auc": float(np.mean(per_seed)), "auc_std": float(np.std(per_seed)),
+            "auc": float(np.nanmean(per_seed)), "auc_std": float(np.nanstd(per_seed)),
             "auc_ci95": [float(np.nanpercentile(boot_auc, 2.5)), float(np.nanpercentile(boot_auc, 97.5))],
-            "fpr": fpr, "fpr_ci95": fpr_ci, "recall": tpr,
-            "misbehavior_after": mis, "misbehavior_after_ci95": mis_ci,
-            "hops_after": hops, "hops_after_ci95": hops_ci,
-            "accuracy_by_domain": by_domain,
-            "accuracy_fluctuation": float((max(acc) - min(acc)) / 2) if acc else 0.0,
+            "fpr": fpr, "fpr_ci95": fpr_ci, "recall": tpr, "supervised": results[0]["supervised"][m],
+            "misbehavior_after": eff["misbehavior"], "misbehavior_after_ci95": eff["misbehavior_ci95"],
+            "hops_after": eff["hops"], "hops_after_ci95": eff["hops_ci95"], "hops_after_max": eff["hops_max"],
+            "affected_after_per_scenario": eff["affected_per_scenario"],
+            "repair_coverage": coverage, "repair_coverage_ci95": cov_ci, "collateral": collateral, "collateral_ci95": coll_ci,
+            "accuracy_by_family": eff["accuracy_by_family"], "accuracy_fluctuation": eff["accuracy_fluctuation"],
         }
 
-    before_mis, before_ci = ratio(lambda u: u["before"]["wrong"], lambda u: u["before"]["decisions"])
-    before_hops, before_hops_ci = ratio(lambda u: u["before"]["hop_sum"], lambda u: u["before"]["hop_n"])
-    blocks = {m: method_block(m) for m in METHODS}
+    before = effect("before")
+    blocks = {m: method_block(m) for m in methods}
     main = blocks.pop("proposed")
 
     def shape(b: dict[str, Any]) -> dict[str, Any]:
-        return {"auc": b["auc"], "fpr": b["fpr"], "misbehavior_before": before_mis, "misbehavior_after": b["misbehavior_after"],
-                "hops_before": before_hops, "hops_after": b["hops_after"], "details": b}
+        return {"auc": b["auc"], "fpr": b["fpr"], "misbehavior_before": before["misbehavior"], "misbehavior_after": b["misbehavior_after"],
+                "hops_before": before["hops"], "hops_after": b["hops_after"], "details": b}
 
     out = shape(main)
-    out["misbehavior_before_ci95"], out["hops_before_ci95"] = before_ci, before_hops_ci
+    out["before"] = before
+    out["misbehavior_before_ci95"], out["hops_before_ci95"] = before["misbehavior_ci95"], before["hops_ci95"]
     out["baselines"] = {m: shape(b) for m, b in blocks.items()}
+    seps = [r["field_separability"] for r in results]
+    out["field_separability_max"] = {k: float(max(s[k] for s in seps)) for k in seps[0]}
     return out
 
 
 def run_memory_bench(settings: Settings, params: BenchParams, output: Path, log: Callable[[str], None]) -> dict[str, Any]:
     """Run (or resume) the benchmark; the summary is rendered from the run log."""
     output.mkdir(parents=True, exist_ok=True)
+    methods = params.method_names()
     header = RunHeader(
         kind="bench.memory", settings=public_settings(settings),
-        components={"featurizer": HashedRecordFeaturizer().describe(), "encoder": ContrastiveDetector(EncoderConfig(steps=params.encoder_steps)).describe(),
+        components={"environment": {"package": "mpe2", "env": "simple_spread_v3", "max_cycles": 25},
+                    "featurizer": HashedRecordFeaturizer().describe(),
+                    "detectors": {m: dict(DETECTORS.get(m).metadata) for m in methods},
+                    "retrieval": {"recency_halflife": RECENCY_HALFLIFE, "recency_weight": RECENCY_WEIGHT},
                     "store": {"backend": params.backend}},
-        seeds={"seeds": params.seeds}, params={k: (list(v) if isinstance(v, tuple) else v) for k, v in params.__dict__.items() if k != "postgres_url"},
+        seeds={"seeds": params.seeds},
+        params={k: (list(v) if isinstance(v, tuple) else v) for k, v in params.__dict__.items() if k != "postgres_url"},
     )
     runlog = RunLog.open(output / "runlog.jsonl", header, resume=True)
     if runlog.header.params != header.params:
@@ -466,7 +423,6 @@ def run_memory_bench(settings: Settings, params: BenchParams, output: Path, log:
         "params": runlog.header.params, "run_log": str(output / "runlog.jsonl"),
         "records_per_seed": [r["records"] for r in results],
         "timings": {k: float(np.mean([r["timings"][k] for r in results])) for k in results[0]["timings"]},
-        "poison_centroid_cosine": [r["poison_centroid_cosine"] for r in results],
         "auc_components": [r["auc_components"] for r in results],
     })
     (output / "summary.json").write_text(json.dumps(summary, indent=2, default=float))

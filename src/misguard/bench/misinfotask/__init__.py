@@ -10,9 +10,28 @@ from ._data import (
     sample_tasks_path,
 )
 from ._judge import JudgeScore, LLMJudge, ProxyJudge, split_sentences
-from ._report import plot_mt_curve, results_markdown, results_table, summarize, write_reports
-from ._stats import bootstrap_ci
-from ._sweep import Components, SweepConfig, background_for, load_defense_plugins, run_key, run_one, run_sweep
+from ._report import (
+    comparison_markdown,
+    defense_label,
+    plot_defense_curves,
+    plot_mt_curve,
+    results_markdown,
+    results_table,
+    summarize,
+    write_comparison,
+    write_reports,
+)
+from ._stats import bootstrap_ci, paired_reduction_ci
+from ._sweep import (
+    Components,
+    SweepConfig,
+    background_for,
+    defense_usage_by_round,
+    localization_by_round,
+    run_key,
+    run_one,
+    run_sweep,
+)
 
 __all__ = [
     "Components",
@@ -23,11 +42,16 @@ __all__ = [
     "SweepConfig",
     "background_for",
     "bootstrap_ci",
+    "comparison_markdown",
+    "defense_label",
     "default_dataset_path",
-    "load_defense_plugins",
+    "defense_usage_by_round",
+    "localization_by_round",
     "load_tasks",
     "parse_seeds",
+    "paired_reduction_ci",
     "parse_task_selection",
+    "plot_defense_curves",
     "plot_mt_curve",
     "results_markdown",
     "results_table",
@@ -36,5 +60,6 @@ __all__ = [
     "run_sweep",
     "sample_tasks_path",
     "summarize",
+    "write_comparison",
     "write_reports",
 ]

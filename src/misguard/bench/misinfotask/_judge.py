@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from ...defenses import split_sentences
 from ...embed import Embedder
 from ...errors import LLMOutputError
 from ...llm import LLM
@@ -85,13 +86,6 @@ class LLMJudge:
 
     async def round_influence(self, goal: str, round: int, messages: str) -> JudgeScore:
         return await self._score("round_influence", goal=goal, round=round, messages=messages)
-
-
-_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
-
-
-def split_sentences(text: str, min_words: int = 3) -> list[str]:
-    return [s.strip() for s in _SENTENCE.split(text) if len(s.split()) >= min_words]
 
 
 class ProxyJudge:

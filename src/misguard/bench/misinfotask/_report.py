@@ -11,7 +11,7 @@ from rich.table import Table
 
 from ...errors import MissingExtraError
 from ...runlog import read_runlog
-from ._stats import bootstrap_ci
+from ._stats import bootstrap_ci, paired_reduction_ci
 
 #: Table label -> (field of a run record, kind of judge that produced it).
 METRICS: dict[str, tuple[str, str]] = {
@@ -67,6 +67,10 @@ def summarize(runlog_path: str | Path, *, seed: int = 0) -> dict[str, Any]:
         for kind, count in r["fallbacks"].items():
             fallbacks[kind] = fallbacks.get(kind, 0) + count
     identity = header.params.get("identity", {})
+    per_task = {
+        field: {f"{r['task_id']}:{r['seed']}": v for r in runs for v in _values([r], field)}
+        for field, _ in METRICS.values()
+    }
     per_run = [
         {
             "task_id": r["task_id"], "seed": r["seed"], "mas_tokens": tok, "mas_calls": r["mas_usage"]["calls"],
@@ -88,9 +92,76 @@ def summarize(runlog_path: str | Path, *, seed: int = 0) -> dict[str, Any]:
         "wall_s_per_run": sum(walls) / n if n else None,
         "mas_wall_s_per_round": sum(mas_walls) / n / rounds if n and rounds else None,
         "fallbacks": fallbacks,
+        "defense_label": defense_label(identity),
+        "defense_cost": _defense_cost(runs),
+        "localization": _localization(runs),
+        "per_task": per_task,
         "per_run": sorted(per_run, key=lambda row: (row["task_id"], row["seed"])),
         "components": header.components,
     }
+
+
+def defense_label(identity: dict[str, Any]) -> str:
+    """`argus`, or `argus (dynamic_localization=False)` when parameters differ from the
+    code's defaults: the row name of the ablation table."""
+    from ...config import Settings
+    from ...mas import defense_params
+
+    name = identity.get("defense", "none")
+    given = identity.get("defense_params") or {}
+    try:
+        defaults = defense_params(name, Settings())
+    except Exception:  # a defense this install does not know: show every parameter
+        defaults = None
+    base = defaults.model_dump(mode="json") if defaults is not None else {}
+    changed = {k: v for k, v in given.items() if base.get(k) != v}
+    rect = identity.get("rectifier_model")
+    if rect and rect != identity.get("model") and name != "none":
+        changed["rectifier"] = rect
+    return name + (" (" + ", ".join(f"{k}={v}" for k, v in sorted(changed.items())) + ")" if changed else "")
+
+
+def _tokens(usage: dict[str, Any]) -> int:
+    return int(usage["prompt_tokens"]) + int(usage["completion_tokens"])
+
+
+def _defense_cost(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """Mean per run and round: the defense's extra calls, tokens and latency, the workers'
+    tokens, and their ratio (rounds without any defense call count as zero)."""
+    rows = []
+    for r in runs:
+        rounds = len(r["rounds"]) or 1
+        by_round = r.get("defense_usage_by_round") or {}
+        workers = r.get("mas_usage_by_round") or {}
+        extra = sum(_tokens(u) for u in by_round.values())
+        base = sum(_tokens(u) for k, u in workers.items() if k != "0")  # round 0: planner, concluder
+        rows.append({
+            "tokens": extra / rounds, "calls": sum(u["calls"] for u in by_round.values()) / rounds,
+            "latency_s": sum(u["latency_s"] for u in by_round.values()) / rounds,
+            "worker_tokens": base / rounds,
+        })
+    if not rows:
+        return {}
+    mean = {k: sum(row[k] for row in rows) / len(rows) for k in rows[0]}
+    mean["ratio_to_workers"] = mean["tokens"] / mean["worker_tokens"] if mean["worker_tokens"] else None
+    return mean
+
+
+def _localization(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Mean precision and recall of the monitored channels per round, over runs."""
+    by_round: dict[int, list[dict[str, Any]]] = {}
+    for r in runs:
+        for row in r.get("localization") or []:
+            if row.get("recall") is not None:
+                by_round.setdefault(row["round"], []).append(row)
+    out = []
+    for rnd, rows in sorted(by_round.items()):
+        recall = [x["recall"] for x in rows]
+        precision = [x["precision"] for x in rows if x["precision"] is not None]
+        out.append({"round": rnd, "n": len(rows), "recall": sum(recall) / len(recall),
+                    "precision": sum(precision) / len(precision) if precision else None,
+                    "monitored": sum(x["monitored"] for x in rows) / len(rows)})
+    return out
 
 
 def _fmt(metric: dict[str, Any], percent: bool) -> str:
@@ -124,6 +195,12 @@ def results_markdown(summary: dict[str, Any]) -> str:
         f"wall time per run (s, incl. judging): {summary['wall_s_per_run']}",
         f"MAS wall time per round (s): {summary['mas_wall_s_per_round']}",
         f"runtime fallbacks: {summary['fallbacks']}",
+        f"defense: {summary.get('defense_label')}; cost per round: {summary.get('defense_cost')}",
+    ]
+    extra += [
+        f"localization round {row['round']}: recall {row['recall']:.2f}, precision {row['precision']}, "
+        f"{row['monitored']:.1f} channels (n={row['n']})"
+        for row in summary.get("localization") or []
     ]
     runs = ["| task | seed | MAS calls | MAS tokens | tokens / round | MAS wall s | wall s / round | judge tokens | fallbacks |",
             "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
@@ -169,6 +246,114 @@ def plot_mt_curve(summary: dict[str, Any], path: str | Path) -> Path:
     fig.savefig(path)
     plt.close(fig)
     return path
+
+
+def _cell(metric: dict[str, Any], percent: bool) -> str:
+    return _fmt(metric, percent) if metric["n"] else "n/a"
+
+
+def comparison_markdown(summaries: list[dict[str, Any]], *, seed: int = 0) -> str:
+    """The paper's Table 1 layout (rows: defense; per attack MT and TSR by each judge),
+    the relative MT change of each defense against attack-only on the same tasks (paired
+    bootstrap), localization per round, and cost per defense."""
+    attacks = sorted({s["config"].get("attack") for s in summaries})
+    several = len({s["config"].get("topology") for s in summaries}) > 1
+
+    def row_of(s: dict[str, Any]) -> str:
+        return s["defense_label"] + (f" / {s['config'].get('topology')}" if several else "")
+
+    labels = list(dict.fromkeys(row_of(s) for s in summaries))
+    cell = {(s["config"].get("attack"), row_of(s)): s for s in summaries}
+    judges = sorted({j for s in summaries for m in s["metrics"].values() for j in m["judge"]})
+    models = sorted({str(s["config"].get("model")) for s in summaries})
+    out = [f"Agents: {', '.join(models)}; judges: {', '.join(judges)}. Mean [95% bootstrap CI] over tasks x seeds.", ""]
+    head = ["defense"] + [f"{a}: {label}" for a in attacks for label in METRICS]
+    out += ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
+    for label in labels:
+        row = [label]
+        for a in attacks:
+            s = cell.get((a, label))
+            for metric in METRICS:
+                row.append(_cell(s["metrics"][metric], "TSR" in metric) if s else "")
+        out.append("| " + " | ".join(row) + " |")
+    out += ["", "Change against attack-only (`none`, same attack and topology) on the same task:seed pairs, paired bootstrap 95% CI:", "",
+            "| attack | defense | metric | n | relative change | difference |", "| --- | --- | --- | --- | --- | --- |"]
+    for s in summaries:
+        a, topo = s["config"].get("attack"), s["config"].get("topology")
+        if s["config"].get("defense") == "none":
+            continue
+        base = next((b for b in summaries if b["config"].get("attack") == a and b["config"].get("topology") == topo
+                     and b["config"].get("defense") == "none"), None)
+        if base is None:
+            continue
+        for metric, (field, _) in METRICS.items():
+            if "MT" not in metric:
+                continue
+            d = paired_reduction_ci(base["per_task"][field], s["per_task"][field], seed=seed)
+            if not d["n"]:
+                continue
+            rel = "n/a" if d["change"] is None else f"{100 * d['change']:+.1f}% [{100 * d['lo']:+.1f}, {100 * d['hi']:+.1f}]"
+            out.append(f"| {a} | {row_of(s)} | {metric} | {d['n']} | {rel} | "
+                       f"{d['diff']:+.2f} [{d['diff_lo']:+.2f}, {d['diff_hi']:+.2f}] |")
+    out += ["", "Localization (monitored channels vs the hijacked agents' outgoing edges):", "",
+            "| attack | defense | round | recall | precision | channels | runs |", "| --- | --- | --- | --- | --- | --- | --- |"]
+    for s in summaries:
+        for row in s.get("localization") or []:
+            precision = "n/a" if row["precision"] is None else f"{row['precision']:.2f}"
+            out.append(f"| {s['config'].get('attack')} | {s['defense_label']} | {row['round']} | {row['recall']:.2f} | "
+                       f"{precision} | {row['monitored']:.1f} | {row['n']} |")
+    out += ["", "Cost per round (means over runs): the defense's extra LLM calls, tokens and latency, and the workers' tokens:", "",
+            "| attack | defense | calls | tokens | latency s | worker tokens | defense / workers |",
+            "| --- | --- | --- | --- | --- | --- | --- |"]
+    for s in summaries:
+        c = s.get("defense_cost") or {}
+        if not c:
+            continue
+        ratio = "n/a" if c["ratio_to_workers"] is None else f"{c['ratio_to_workers']:.2f}"
+        out.append(f"| {s['config'].get('attack')} | {s['defense_label']} | {c['calls']:.1f} | {c['tokens']:.0f} | "
+                   f"{c['latency_s']:.1f} | {c['worker_tokens']:.0f} | {ratio} |")
+    return "\n".join(out) + "\n"
+
+
+def plot_defense_curves(summaries: list[dict[str, Any]], path: str | Path) -> Path:
+    """Per-round MT of every defense in one figure (left: LLM judge, right: proxy)."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise MissingExtraError("matplotlib", "mas", "the per-round MT plot") from None
+    fig, axes = plt.subplots(1, 2, figsize=(9, 3.4), dpi=120, sharey=True)
+    for ax, key, title in ((axes[0], "llm", "LLM judge (round influence)"), (axes[1], "proxy", "embedding proxy")):
+        for s in summaries:
+            points = [(i + 1, v) for i, v in enumerate(s["per_round_mt"][key]) if v is not None]
+            if points:
+                ax.plot([p[0] for p in points], [p[1] for p in points], marker="o",
+                        label=f"{s['config'].get('attack')} / {s['defense_label']}")
+        ax.set_title(title, fontsize=9)
+        ax.set_xlabel("round")
+        ax.set_ylim(0, 10)
+    axes[0].set_ylabel("MT (0-10)")
+    handles, names = axes[1].get_legend_handles_labels() if axes[1].lines else axes[0].get_legend_handles_labels()
+    if handles:
+        fig.legend(handles, names, fontsize=7, loc="lower center", ncol=2)
+        fig.subplots_adjust(bottom=0.32)
+    path = Path(path)
+    fig.savefig(path)
+    plt.close(fig)
+    return path
+
+
+def write_comparison(run_dirs: list[Path], output: Path, *, seed: int = 0) -> list[dict[str, Any]]:
+    """table1.md, comparison.json and mt_curves.png from several sweeps' run logs."""
+    summaries = [summarize(Path(d) / "runlog.jsonl", seed=seed) for d in run_dirs]
+    output.mkdir(parents=True, exist_ok=True)
+    (output / "table1.md").write_text(comparison_markdown(summaries, seed=seed))
+    (output / "comparison.json").write_text(json.dumps(
+        [{k: v for k, v in s.items() if k not in {"components", "per_run"}} for s in summaries], indent=2))
+    plot_defense_curves(summaries, output / "mt_curves.png")
+    return summaries
 
 
 def write_reports(output: Path, *, seed: int = 0) -> dict[str, Any]:

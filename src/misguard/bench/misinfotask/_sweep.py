@@ -6,7 +6,6 @@ rendered from the log. Executors: `asyncio` (in-process, default) or `ray`."""
 from __future__ import annotations
 
 import asyncio
-import importlib
 import os
 import time
 from collections import Counter
@@ -24,25 +23,23 @@ from ...config import Settings
 from ...embed import Embedder, get_embedder
 from ...errors import ConfigError, MissingExtraError
 from ...llm import LLM, get_llm
-from ...mas import DEFENSES, MASConfig, MeteredLLM, MultiAgentSystem, RoleLLMs, topology_names
+from ...defenses import localization_quality
+from ...mas import (
+    DEFENSES,
+    DefenseContext,
+    EventLog,
+    MASConfig,
+    MeteredLLM,
+    MultiAgentSystem,
+    RoleLLMs,
+    build_defense,
+    defense_params,
+    topology_names,
+)
 from ...runlog import RunHeader, RunLog, public_settings
 from ...types import Usage
 from ._data import MisinfoTask
 from ._judge import LLMJudge, ProxyJudge
-
-#: Optional packages that register defenses in `misguard.mas.DEFENSES` when imported.
-DEFENSE_PLUGINS = ("misguard.defenses",)
-
-
-def load_defense_plugins() -> None:
-    """Import the packages that register defenses, if they exist in this install."""
-    for module in DEFENSE_PLUGINS:
-        try:
-            importlib.import_module(module)
-        except ModuleNotFoundError as exc:
-            if exc.name != module:
-                raise
-
 
 class SweepConfig(BaseModel):
     """Everything that decides a sweep's results (and a few things that only decide speed)."""
@@ -54,6 +51,13 @@ class SweepConfig(BaseModel):
     """The multi-agent system's LLM spec; the LLM judge uses `settings.llm.model`."""
     attack: str = "inject"
     defense: str = "none"
+    defense_params: dict[str, Any] = Field(default_factory=dict)
+    """Overrides of the defense's settings section; `resolve_defense` fills in the rest so
+    the identity names every parameter in force."""
+    rectifier_model: str | None = None
+    """LLM spec of defense LLM roles (ARGUS's rectifier); None -> the agents' model."""
+    claims_db: str | None = None
+    """A claim store directory to ground the defense in (ARGUS evidence, pre-screen)."""
     topology: str = "chain"
     rounds: int = Field(5, ge=1, le=100)
     tasks: tuple[int, ...]
@@ -78,6 +82,19 @@ class SweepConfig(BaseModel):
             raise ValueError(f"unknown topology {value!r}; known: {', '.join(topology_names()[:-1])}")
         return value
 
+    @field_validator("defense")
+    @classmethod
+    def _defense(cls, value: str) -> str:
+        DEFENSES.get(value)  # ConfigError names the known ones
+        return value
+
+    def resolve_defense(self, settings: Settings) -> SweepConfig:
+        """A copy whose `defense_params` is the defense's full validated parameter set."""
+        params = defense_params(self.defense, settings, self.defense_params)
+        full = params.model_dump(mode="json") if params is not None else {}
+        rectifier = self.rectifier_model or settings.defense.rectifier_model
+        return self.model_copy(update={"defense_params": full, "rectifier_model": rectifier})
+
     def identity(self) -> dict[str, Any]:
         """The fields that must match for a run log to be resumed."""
         return self.model_dump(mode="json", exclude={"tasks", "seeds", "concurrency", "executor"})
@@ -94,17 +111,40 @@ class Components:
     mas_llm: LLM
     judge_llm: LLM
     embedder: Embedder
+    rectifier_llm: LLM | None = None
+    claim_store: Any = None
 
     @classmethod
     def build(cls, settings: Settings, config: SweepConfig) -> Components:
         mas_llm = get_llm(config.model, settings.llm)
         judge_llm = mas_llm if settings.llm.model == config.model else get_llm(None, settings.llm)
-        return cls(mas_llm, judge_llm, get_embedder(None, settings.embed))
+        rectifier_spec = config.rectifier_model or settings.defense.rectifier_model
+        rectifier: LLM | None = None
+        if rectifier_spec and rectifier_spec != config.model:
+            rectifier = judge_llm if rectifier_spec == settings.llm.model else get_llm(rectifier_spec, settings.llm)
+        embedder = get_embedder(None, settings.embed)
+        store = None
+        if config.claims_db:
+            from ...claims import ClaimStore
+
+            store = ClaimStore.open(config.claims_db, embedder)
+        return cls(mas_llm, judge_llm, embedder, rectifier, store)
+
+    def defense_context(self, settings: Settings, task: MisinfoTask, seed: int) -> DefenseContext:
+        """What a defense gets for one run. The task's ground truths are passed; a defense
+        uses them only when its parameters say so (ARGUS `ground_truth`)."""
+        return DefenseContext(
+            settings=settings,
+            llms={"worker": self.mas_llm, "rectifier": self.rectifier_llm or self.mas_llm},
+            embedder=self.embedder, claim_store=self.claim_store,
+            ground_truths=task.ground_truth, seed=seed,
+        )
 
     def describe(self) -> dict[str, dict[str, Any]]:
         return {
             "mas_llm": self.mas_llm.describe(),
             "judge_llm": self.judge_llm.describe(),
+            "rectifier_llm": (self.rectifier_llm or self.mas_llm).describe(),
             "embedder": self.embedder.describe(),
         }
 
@@ -133,7 +173,7 @@ async def run_one(
 ) -> dict[str, Any]:
     """Run, judge and describe one (task, seed). Returns the `run` event's data."""
     started = time.perf_counter()
-    interceptors = DEFENSES.build(config.defense, settings)
+    interceptors = build_defense(config.defense, components.defense_context(settings, task, seed), config.defense_params)
     system = MultiAgentSystem(
         task.runtime_task(),
         RoleLLMs(worker=components.mas_llm),
@@ -188,12 +228,42 @@ async def run_one(
         "mas_usage_by_agent": {k: v.model_dump() for k, v in sorted(by_agent.items())},
         "mas_usage_by_round": {str(k): v.model_dump() for k, v in sorted(by_round.items())},
         "interceptor_usage": {k: v.model_dump() for k, v in result.log.usage_by("interceptor").items()},
+        "defense_usage_by_round": {str(k): v.model_dump() for k, v in sorted(defense_usage_by_round(result.log).items())},
+        "localization": localization_by_round(result.log, attack_report),
+        "interceptions": dict(Counter(e.data["action"] for e in result.log.of_type("interception"))),
         "judge_usage": metered.usage.model_dump(),
         "fallbacks": dict(Counter(e.data["kind"] for e in result.log.of_type("fallback"))),
         "mas_wall_s": mas_wall,
         "wall_s": time.perf_counter() - started,
         "events": events_path.name,
     }
+
+
+def defense_usage_by_round(log: EventLog) -> dict[int, Usage]:
+    """Tokens, calls and latency the interceptors spent, per round."""
+    out: dict[int, Usage] = {}
+    for event in log.of_type("interception"):
+        out.setdefault(event.round, Usage()).add(Usage.model_validate(event.data["usage"]))
+    return out
+
+
+def localization_by_round(log: EventLog, attack_report: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """Per round: the monitored channels' precision and recall against the hijacked
+    agents' outgoing edges (from the interceptors' `interceptor_round` events)."""
+    targets = (attack_report or {}).get("targets") or []
+    start = next(log.of_type("start"), None)
+    if start is None:
+        return []
+    edges = [tuple(e) for e in start.data["edges"]]
+    out = []
+    for event in log.of_type("interceptor_round"):
+        loc = event.data.get("localization")
+        if loc is None:
+            continue
+        quality = localization_quality([tuple(c) for c in loc["channels"]], targets, edges) if targets else {}
+        out.append({"round": event.round, "interceptor": event.data["interceptor"], "mode": loc["mode"],
+                    "goals": len(event.data.get("goals", [])), **quality})
+    return out
 
 
 class _SweepWorker:
@@ -235,7 +305,9 @@ def _describe_components(
     tasks: Sequence[MisinfoTask],
 ) -> dict[str, dict[str, Any]]:
     """`describe()` of every component, as built for the first task, for the run header."""
-    interceptors = DEFENSES.build(config.defense, settings)
+    interceptors = build_defense(
+        config.defense, components.defense_context(settings, first, config.seeds[0]), config.defense_params
+    )
     system = MultiAgentSystem(
         first.runtime_task(), RoleLLMs(worker=components.mas_llm),
         MASConfig(topology=config.topology, rounds=config.rounds, seed=config.seeds[0]), interceptors=interceptors,
@@ -247,7 +319,8 @@ def _describe_components(
     return {
         **components.describe(),
         "mas": system.describe(),
-        "defense": {"name": config.defense, "interceptors": [i.describe() for i in interceptors]},
+        "defense": {"name": config.defense, "params": config.defense_params,
+                    "interceptors": [i.describe() for i in interceptors]},
         "attack": attack.describe() if attack is not None else {"name": "none"},
         "llm_judge": judge.describe(),
         "proxy_judge": ProxyJudge(components.embedder).describe(),
@@ -289,8 +362,7 @@ def run_sweep(
     `components`: backends to reuse (built from settings when None). They describe the
     run in its header and serve the in-process executor; Ray workers build their own.
     """
-    load_defense_plugins()
-    DEFENSES.get(config.defense)  # fail before any model loads
+    config = config.resolve_defense(settings)  # fails on a bad parameter before any model loads
     by_id = {t.id: t for t in tasks}
     output.mkdir(parents=True, exist_ok=True)
     events_dir = output / "events"

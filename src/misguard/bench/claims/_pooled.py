@@ -1,0 +1,143 @@
+"""One flag decision fitted across sources, evaluated with splits grouped by claim and by
+source.
+
+Sources (each row = one text, its top-ranked candidate's `FEATURES`, and whether the text
+repeats a stored false claim):
+- "devset": the 480 multilingual dev queries (label = the query's verdict);
+- "paper": LIAR/Snopes paper-style attacks (stored false claims vs held-out true ones);
+- "checkthat": CheckThat-2020 train tweets. Every tweet repeats a stored claim, so each
+  gives a positive row and, with its right claim(s) taken out of the candidates, a
+  negative row: the same tweet against a store that does not hold its claim.
+
+Rows of one claim (a dev claim with its near true claims, a paper claim, a tweet's gold
+claims) share a group and always land in the same fold. Sources weigh the same, and
+within a source the two classes weigh the same. C is chosen per outer fold by an inner
+grouped CV on that fold's training rows only (nested), so no reported figure picks it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ...claims import LogisticDecision, fit_logistic
+
+SOURCES = ("devset", "paper", "checkthat")
+#: Regularisation strengths the inner CV chooses from.
+DECISION_C = (0.01, 0.1, 1.0)
+OUTER_FOLDS = 10
+INNER_FOLDS = 3
+
+
+@dataclass
+class Row:
+    source: str
+    key: str
+    group: str
+    label: bool  # True: repeats a stored false claim (should be flagged)
+    attack: str
+    lang: str
+    x: np.ndarray  # FEATURES of the chosen candidate (for dev rows: under the fold's shift)
+    matched: str | None = None
+    right: bool | None = None  # the chosen candidate is a right claim (positives only)
+    meta: dict = field(default_factory=dict)
+    fold: int = -1
+    #: per-fold features (dev rows: each fold has its own language shift); else `x`
+    x_by_fold: dict[int, np.ndarray] = field(default_factory=dict)
+
+    def features(self, fold: int) -> np.ndarray:
+        return self.x_by_fold.get(fold, self.x)
+
+
+def assign_folds(rows: list[Row], folds: int = OUTER_FOLDS) -> None:
+    """Deterministic group folds: each source's sorted groups dealt round-robin, so every
+    fold holds some of every source and a group is never split."""
+    for source in {r.source for r in rows}:
+        groups = sorted({r.group for r in rows if r.source == source})
+        fold_of = {g: i % folds for i, g in enumerate(groups)}
+        for r in rows:
+            if r.source == source:
+                r.fold = fold_of[r.group]
+
+
+def weights(rows: list[Row]) -> np.ndarray:
+    """Each (source, class) cell weighs 1 / (cells) in total."""
+    counts: dict[tuple[str, bool], int] = {}
+    for r in rows:
+        counts[(r.source, r.label)] = counts.get((r.source, r.label), 0) + 1
+    w = np.array([1.0 / counts[(r.source, r.label)] for r in rows])
+    return w * len(rows) / w.sum()
+
+
+def balanced_accuracy_by_source(rows: list[Row], predicted: np.ndarray) -> float:
+    """Mean over sources of (false-claim accuracy + factual accuracy) / 2."""
+    scores = []
+    for source in sorted({r.source for r in rows}):
+        idx = [i for i, r in enumerate(rows) if r.source == source]
+        pos = [predicted[i] for i in idx if rows[i].label]
+        neg = [not predicted[i] for i in idx if not rows[i].label]
+        parts = [np.mean(p) for p in (pos, neg) if p]
+        scores.append(float(np.mean(parts)))
+    return float(np.mean(scores))
+
+
+def _fit(rows: list[Row], fold: int, c: float, **kwargs) -> LogisticDecision:
+    x = np.array([r.features(fold) for r in rows])
+    y = np.array([r.label for r in rows])
+    return fit_logistic(x, y, c=c, sample_weight=weights(rows), **kwargs)
+
+
+def choose_c(rows: list[Row], fold: int) -> float:
+    """Inner grouped CV over `rows` (the outer training rows) -> the best C."""
+    inner: dict[str, int] = {}
+    for source in {r.source for r in rows}:
+        for i, g in enumerate(sorted({r.group for r in rows if r.source == source})):
+            inner[f"{source}\x00{g}"] = i % INNER_FOLDS
+    part = np.array([inner[f"{r.source}\x00{r.group}"] for r in rows])
+    best_c, best = DECISION_C[0], -1.0
+    for c in DECISION_C:
+        predicted = np.zeros(len(rows), dtype=bool)
+        for k in range(INNER_FOLDS):
+            train = [r for r, p in zip(rows, part) if p != k]
+            model = _fit(train, fold, c, embedder="", trained_on="inner")
+            for i in np.flatnonzero(part == k):
+                predicted[i] = model.score(rows[i].features(fold)) >= model.threshold
+        score = balanced_accuracy_by_source(rows, predicted)
+        if score > best:
+            best_c, best = c, score
+    return best_c
+
+
+def cross_validate(rows: list[Row]) -> tuple[np.ndarray, np.ndarray, list[float]]:
+    """Outer CV grouped by claim over all sources -> (scores, flags, C per fold)."""
+    scores = np.zeros(len(rows))
+    chosen = []
+    for f in range(OUTER_FOLDS):
+        train = [r for r in rows if r.fold != f]
+        c = choose_c(train, f)
+        chosen.append(c)
+        model = _fit(train, f, c, embedder="", trained_on=f"fold {f}")
+        for i, r in enumerate(rows):
+            if r.fold == f:
+                scores[i] = model.score(r.features(f))
+    return scores, scores >= 0.5, chosen
+
+
+def leave_one_source_out(rows: list[Row]) -> dict[str, np.ndarray]:
+    """Fit on every other source (C by inner CV there), predict the one left out. Dev rows
+    are read under the shift of the fold that held them out."""
+    out = {}
+    for source in sorted({r.source for r in rows}):
+        train = [r for r in rows if r.source != source]
+        c = choose_c(train, -1)
+        model = _fit(train, -1, c, embedder="", trained_on=f"without {source}")
+        out[source] = np.array([r.label for r in rows if r.source == source]), np.array(
+            [model.score(r.features(r.fold)) >= model.threshold for r in rows if r.source == source])
+    return out
+
+
+def fit_final(rows: list[Row], **kwargs) -> tuple[LogisticDecision, float]:
+    """The shipped decision: C by grouped CV over all rows, then fitted on all of them."""
+    c = choose_c(rows, -1)
+    return _fit(rows, -1, c, **kwargs), c

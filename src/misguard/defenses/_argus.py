@@ -1,0 +1,286 @@
+"""ARGUS: goal-aware localization and persuasive rectification on the message path.
+
+Each round `start_round` chooses the channels to monitor (`Localizer`); a message on a
+monitored channel goes to the rectification agent, which checks it sentence by sentence,
+rewrites it persuasively and says whether it looks deliberate. A deliberate-looking message
+triggers goal inference (a follow-up turn); goals are de-duplicated by embedding cosine into
+the run's goal set that steers the next round's localization.
+
+Beyond the paper: grounding (claim-store evidence and, when the experiment allows, the
+task's ground truths), an embedding pre-screen that skips the LLM on messages far from the
+inferred goals and known false claims, and cost per message in the event log.
+
+A rectifier answer that stays unparseable after a re-ask leaves the message unchanged and
+is logged as `rectifier_unusable` (never read as "clean"); backend failures propagate.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, field_validator
+
+from ..config import ArgusSettings
+from ..embed import Embedder
+from ..errors import LLMOutputError
+from ..llm import LLM
+from ..mas import DefenseContext, Interception, InterceptorAction, MeteredLLM, SystemView
+from ..prompts import PromptSet, load_prompts
+from ..types import ChatMessage, EdgeMessage
+from ._localize import Edge, Localization, LocalizationWeights, Localizer, Traffic
+from ._text import split_sentences
+
+
+def _boolish(value: Any) -> Any:
+    if isinstance(value, str):
+        return value.strip().lower() in {"true", "yes", "1", "y"}
+    return bool(value) if value is not None else False
+
+
+class Rectification(BaseModel):
+    """The rectifier's answer."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    revised_message: str = ""
+    need_review: bool = False
+    checks: list[dict[str, Any]] = []
+
+    @field_validator("need_review", mode="before")
+    @classmethod
+    def _bool(cls, value: Any) -> Any:
+        return _boolish(value)
+
+    @field_validator("revised_message", mode="before")
+    @classmethod
+    def _text(cls, value: Any) -> Any:
+        return "" if value is None else value if isinstance(value, str) else str(value)
+
+    @field_validator("checks", mode="before")
+    @classmethod
+    def _checks(cls, value: Any) -> Any:
+        if not isinstance(value, list):
+            return []
+        return [c if isinstance(c, dict) else {"sentence": str(c)} for c in value]
+
+
+class InferredGoal(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    goal: str | None = None
+
+    @field_validator("goal", mode="before")
+    @classmethod
+    def _goal(cls, value: Any) -> Any:
+        if value is None or (isinstance(value, str) and value.strip().lower() in {"", "null", "none", "unknown"}):
+            return None
+        return str(value).strip()
+
+
+@dataclass
+class GoalSet:
+    """Inferred adversary goals, de-duplicated by cosine (`threshold`)."""
+
+    embedder: Embedder
+    threshold: float
+    texts: list[str] = field(default_factory=list)
+    vectors: list[np.ndarray] = field(default_factory=list)
+
+    def add(self, goal: str) -> bool:
+        """Add `goal` unless it duplicates a known one; True when added."""
+        vector = self.embedder.embed([goal], "query")[0]
+        if self.vectors and float(np.max(np.stack(self.vectors) @ vector)) > self.threshold:
+            return False
+        self.texts.append(goal)
+        self.vectors.append(vector)
+        return True
+
+    def matrix(self) -> np.ndarray | None:
+        return np.stack(self.vectors) if self.vectors else None
+
+
+def _same(a: str, b: str) -> bool:
+    norm = lambda t: re.sub(r"\W+", " ", t).strip().lower()  # noqa: E731
+    return norm(a) == norm(b)
+
+
+class ArgusDefense:
+    """The ARGUS interceptor (one per run: it keeps the run's goals and channels).
+
+    Args:
+        rectifier: the rectification agent's LLM (configured apart from the workers').
+        embedder: embeds sentences and goals (thresholds are for this embedder).
+        params: `settings.defense.argus` with any overrides.
+        claim_store: a `misguard.claims.ClaimStore` for grounding, or None.
+        ground_truths: true statements shown to the rectifier when `params.ground_truth`.
+    """
+
+    name = "argus"
+
+    def __init__(
+        self,
+        rectifier: LLM,
+        embedder: Embedder,
+        params: ArgusSettings | None = None,
+        *,
+        claim_store: Any = None,
+        ground_truths: tuple[str, ...] = (),
+    ) -> None:
+        self.rectifier = rectifier
+        self.embedder = embedder
+        self.params = params or ArgusSettings()
+        p = self.params
+        self.localizer = Localizer(LocalizationWeights(p.alpha, p.beta, p.gamma, p.relevance_threshold), p.top_k)
+        self.claim_store = claim_store if p.use_claim_store else None
+        self.ground_truths = ground_truths if p.ground_truth else ()
+        self.goals = GoalSet(embedder, p.goal_dedup_threshold)
+        self.prompts: PromptSet = load_prompts("misguard.defenses", "argus")
+        self.monitored: dict[int, list[Edge]] = {}
+        self._watch: set[Edge] = set()
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "params": self.params.model_dump(mode="json"),
+            "rectifier": self.rectifier.describe(),
+            "embedder": self.embedder.describe(),
+            "claim_store": None if self.claim_store is None else str(getattr(self.claim_store, "path", "claim store")),
+            "ground_truths": len(self.ground_truths),
+            "prompts": self.prompts.ref,
+        }
+
+    # -- localization --------------------------------------------------------------------
+
+    async def start_round(self, view: SystemView) -> dict[str, Any]:
+        p = self.params
+        if not p.multi_round and view.round > 1:
+            loc = Localization(view.round, [], {}, "off (single-round ablation)")
+        elif view.round == 1 or not p.dynamic_localization:
+            loc = self.localizer.first_round(view.graph, view.round)
+        else:
+            loc = self.localizer.later_round(view.graph, view.round, self.traffic(view, view.round - 1), self.goals.matrix())
+        self.monitored[view.round] = loc.channels
+        self._watch = set(loc.channels)
+        return {"localization": loc.as_dict(), "goals": list(self.goals.texts)}
+
+    def traffic(self, view: SystemView, round: int) -> Traffic:
+        """Sentence embeddings of every message sent in `round` (as its sender wrote it)."""
+        messages = view.log.messages(round, delivered_only=False)
+        split = [split_sentences(m["original"]) for m in messages]
+        flat = [s for sentences in split for s in sentences]
+        vectors = self.embedder.embed(flat, "query") if flat else np.zeros((0, self.embedder.dim))
+        out, start = [], 0
+        for sentences in split:
+            out.append(vectors[start:start + len(sentences)])
+            start += len(sentences)
+        return Traffic([(m["sender"], m["receiver"]) for m in messages], out)
+
+    # -- rectification -------------------------------------------------------------------
+
+    async def intercept(self, message: EdgeMessage, view: SystemView) -> Interception:
+        if message.edge not in self._watch:
+            return Interception.passed("channel not monitored")
+        details: dict[str, Any] = {"monitored": True}
+        if self.params.prescreen:
+            score = self.prescreen_score(message.text)
+            details["prescreen_score"] = score
+            if score is not None and score < self.params.prescreen_threshold:
+                return Interception(InterceptorAction.PASS, reason="pre-screen: far from goals and known false claims", details=details)
+        metered = MeteredLLM(self.rectifier)
+        evidence = self.evidence(message.text)
+        details["evidence"] = len(evidence)
+        chat = [
+            ChatMessage.system(self.prompts.render("system")),
+            ChatMessage.user(
+                self.prompts.render(
+                    "rectify_cot" if self.params.chain_of_thought else "rectify_direct",
+                    sender=message.sender, receiver=message.receiver, message=message.text,
+                    goals=self.prompts.render("goals", goals="\n".join(f"- {g}" for g in self.goals.texts)) if self.goals.texts else "",
+                    evidence=self.prompts.render("evidence", evidence="\n".join(f"- {e}" for e in evidence)) if evidence else "",
+                )
+            ),
+        ]
+        try:
+            answer: Rectification = await metered.generate_json(
+                chat, schema=Rectification, reasks=1, max_tokens=self.params.max_tokens
+            )
+        except LLMOutputError as exc:
+            details["rectifier_unusable"] = str(exc)[:200]
+            return Interception(InterceptorAction.PASS, reason="rectifier answer unusable; message left unchanged",
+                                usage=metered.usage, details=details)
+        details.update(need_review=answer.need_review, checks=answer.checks[:8])
+        if answer.need_review:
+            details["inferred_goal"], details["goal_added"] = await self._infer_goal(metered, chat, answer)
+        usage = metered.usage
+        revised = answer.revised_message.strip()
+        if not revised or _same(revised, message.text):
+            return Interception(InterceptorAction.PASS, reason="rectifier found nothing to correct", usage=usage, details=details)
+        reason = "deliberate misinformation corrected" if answer.need_review else "corrected"
+        return Interception(InterceptorAction.REWRITE, text=revised, reason=reason, usage=usage, details=details)
+
+    async def _infer_goal(self, metered: MeteredLLM, chat: list[ChatMessage], answer: Rectification) -> tuple[str | None, bool]:
+        follow_up = [
+            *chat,
+            ChatMessage.assistant(answer.model_dump_json(include={"revised_message", "need_review"})),
+            ChatMessage.user(self.prompts.render("infer_goal")),
+        ]
+        try:
+            inferred: InferredGoal = await metered.generate_json(follow_up, schema=InferredGoal, reasks=1, max_tokens=80)
+        except LLMOutputError:
+            return None, False
+        if inferred.goal is None:
+            return None, False
+        return inferred.goal, self.goals.add(inferred.goal)
+
+    def prescreen_score(self, text: str) -> float | None:
+        """Best sentence cosine to the inferred goals and the store's false claims; None
+        when there is nothing to compare with (then the LLM always runs)."""
+        sentences = split_sentences(text) or [text]
+        references = []
+        goals = self.goals.matrix()
+        if goals is not None:
+            references.append(goals)
+        vectors = self.embedder.embed(sentences, "query")
+        best: float | None = float(np.max(vectors @ np.vstack(references).T)) if references else None
+        if self.claim_store is not None:
+            scores, slots = self.claim_store.search(vectors, k=1, flaggable_only=True)
+            valid = scores[slots >= 0]
+            if valid.size:
+                best = max(best if best is not None else -1.0, float(valid.max()))
+        return best
+
+    def evidence(self, text: str, k: int = 3) -> list[str]:
+        """Ground truths (when allowed) and the closest fact-checked claims."""
+        lines = [f"True: {t}" for t in self.ground_truths]
+        if self.claim_store is None:
+            return lines
+        sentences = split_sentences(text)[:8] or [text]
+        scores, slots = self.claim_store.search(self.embedder.embed(sentences, "query"), k=2)
+        ranked = sorted(
+            ((float(s), int(i)) for s, i in zip(scores.ravel(), slots.ravel()) if i >= 0), reverse=True
+        )
+        seen: list[int] = []
+        for _, slot in ranked:
+            if slot not in seen:
+                seen.append(slot)
+            if len(seen) >= k:
+                break
+        claims = self.claim_store.get_slots(seen)
+        for slot in seen:
+            claim = claims.get(slot)
+            if claim is not None:
+                lines.append(f"Fact-check ({claim.verdict.value}): {claim.text}")
+        return lines
+
+
+def build_argus(context: DefenseContext, params: ArgusSettings) -> list[ArgusDefense]:
+    return [
+        ArgusDefense(
+            context.llm("rectifier"), context.need_embedder("argus"), params,
+            claim_store=context.claim_store, ground_truths=context.ground_truths,
+        )
+    ]
+
