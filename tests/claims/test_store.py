@@ -218,4 +218,7 @@ def test_remove_deletes_by_id_and_keeps_the_others_searchable(store, embedder):
         assert len(reopened) == before - 1 and [c.id for c in reopened.iter_claims()] == [c.id for c in store.iter_claims()]
     finally:
         reopened.close()
+    # The lexical index follows the renumbered slots.
+    [(slot, _)] = store.lexical_search("Vikings helmets horns battle", 1)
+    assert slot == store.slot_of("S13")
     assert store.remove(["missing-id"]) == 0

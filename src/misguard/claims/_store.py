@@ -315,6 +315,9 @@ class ClaimStore:
                 # Ascending order: each target slot is free (removed, or already moved down).
                 moves = [(int(new_slot[s]), s) for s in range(gone[0] + 1, len(keep)) if keep[s]]
                 self._conn.executemany("UPDATE claims SET slot = ? WHERE slot = ?", moves)
+                # The lexical index is keyed by slot too: rebuild it (removals are rare).
+                self._conn.execute("DELETE FROM claims_fts")
+                self._conn.execute("INSERT INTO claims_fts (rowid, text) SELECT slot, text FROM claims")
                 _set_meta(self._conn, generation=str(generation), count=str(len(vectors)))
         except (OSError, sqlite3.Error) as exc:
             for leftover in files:

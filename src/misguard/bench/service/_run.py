@@ -102,7 +102,8 @@ async def _drive(
             now = time.perf_counter()
             # A "second" much longer than one means the processes were paused (SIGSTOP on a
             # shared machine, swapping): recorded so the summary can say the run is void.
-            stalled, last = max(0.0, now - last - 1.0), now
+            gap, last = now - last, now
+            stalled = gap - 1.0 if gap > 3.0 else 0.0  # a late wake-up under load is not a pause
             done, lat, errs = completed, list(latencies), list(errors)
             latencies.clear()
             errors.clear()
@@ -285,7 +286,7 @@ def render_summary(summary: dict[str, Any]) -> str:
                      f"{p['requests_per_s_min_second']} | {lat['p50']} | {lat['p95']} | {lat['p99']} | {p['errors']} | "
                      f"{rss['first']:.0f} / {rss['last']:.0f} / {rss['max']:.0f} | {p['rss_slope_mb_per_min']} | "
                      f"{p.get('load_avg_1m_median', float('nan')):.1f} |")
-    stalled = {phase: p["stalled_s"] for phase, p in summary["phases"].items() if p.get("stalled_s", 0) > 1.0}
+    stalled = {phase: p["stalled_s"] for phase, p in summary["phases"].items() if p.get("stalled_s", 0) > 0}
     if stalled:
         lines.append(f"\n**void run**: the processes were paused for {stalled} s (a paused machine, swapping); rerun")
     if "ceilings" in summary:
