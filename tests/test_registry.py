@@ -64,6 +64,8 @@ def test_registry_discovers_plugins_on_first_lookup(tmp_path, monkeypatch):
     module = tmp_path / "misguard_test_plugin.py"
     module.write_text("from tests.test_registry import PLUGIN_REG\nPLUGIN_REG.register('from-plugin')(lambda: 1)\n")
     monkeypatch.syspath_prepend(str(tmp_path))
+    # `doctor` (tests/cli) may have looked every registry up before the plug-in was on the path.
+    monkeypatch.setattr(PLUGIN_REG, "_discovered", False)
     assert "from-plugin" not in PLUGIN_REG._entries  # not imported yet
     assert PLUGIN_REG.names() == ["from-plugin"] and PLUGIN_REG.build("from-plugin") == 1
 
