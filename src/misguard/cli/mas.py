@@ -42,6 +42,7 @@ DataOption = Annotated[Optional[str], typer.Option("--data", help="MisinfoTask.j
 ModelOption = Annotated[Optional[str], typer.Option("--model", help="LLM spec of the agents (default: --llm); the LLM judge uses --llm.")]
 RectifierOption = Annotated[Optional[str], typer.Option("--rectifier-model", help="LLM spec of the ARGUS rectifier (default: defense.rectifier_model, else the agents' model).")]
 RoundsOption = Annotated[int, typer.Option("--rounds", min=1, help="Rounds of collaboration (paper: 5).")]
+MasParamOption = Annotated[Optional[list[str]], typer.Option("--mas-param", help="KEY=VALUE overriding the multi-agent system's configuration, repeatable (e.g. worker_max_tokens=120, max_tool_calls=0).")]
 TasksOption = Annotated[Optional[str], typer.Option("--tasks", help="Task ids, e.g. 0-9,12 (default: all).")]
 SeedsOption = Annotated[str, typer.Option("--seeds", help="Seeds, e.g. 0 or 0,1,2 or 0-4; each task runs once per seed.")]
 ConcurrencyOption = Annotated[int, typer.Option("--concurrency", min=1, help="Runs in flight at once (Ray: CPUs for a local cluster).")]
@@ -52,14 +53,14 @@ def register(app: typer.Typer) -> None:
     """The commands are added to `bench_app` at import time (see below)."""
 
 
-def parse_params(pairs: list[str]) -> dict[str, Any]:
+def parse_params(pairs: list[str], option: str = "--defense-param") -> dict[str, Any]:
     """`key=value` pairs; values are read as JSON when they parse (numbers, booleans,
-    null), else kept as strings. The defense's settings model validates them."""
+    null), else kept as strings. The model they configure validates them."""
     out: dict[str, Any] = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
         if not sep or not key.strip():
-            raise ConfigError(f"bad --defense-param {pair!r}; use KEY=VALUE, e.g. alpha=0.3")
+            raise ConfigError(f"bad {option} {pair!r}; use KEY=VALUE, e.g. alpha=0.3")
         try:
             out[key.strip()] = json.loads(value)
         except json.JSONDecodeError:
@@ -80,6 +81,7 @@ def misinfotask(
     claims_db: Annotated[Optional[str], typer.Option(help="Claim store directory to ground the defense in.")] = None,
     topology: Annotated[TopologyName, typer.Option(help="Communication graph (`self`: the planner decides).")] = TopologyName("self"),  # type: ignore[valid-type]
     rounds: RoundsOption = 5,
+    mas_param: MasParamOption = None,
     tasks: TasksOption = None,
     seeds: SeedsOption = "0",
     concurrency: ConcurrencyOption = 1,
@@ -94,7 +96,8 @@ def misinfotask(
     config = _sweep_config(
         path, records, tasks, seeds, model=model or settings.llm.model, attack=_value(attack), defense=_value(defense),
         defense_params=parse_params(defense_param or []), rectifier_model=rectifier_model, claims_db=claims_db,
-        topology=_value(topology), rounds=rounds, concurrency=concurrency, executor=executor.value,
+        topology=_value(topology), rounds=rounds, mas_params=parse_params(mas_param or [], "--mas-param"),
+        concurrency=concurrency, executor=executor.value,
     )
     log = run_sweep(settings, config, records, output, console=console)
     log.close()
@@ -144,6 +147,7 @@ def misinfotask_grid(
     topologies: Annotated[str, typer.Option(help="Topologies, comma-separated.")] = "self,chain,full,circle,star",
     rectifier_model: RectifierOption = None,
     rounds: RoundsOption = 5,
+    mas_param: MasParamOption = None,
     tasks: TasksOption = None,
     seeds: SeedsOption = "0",
     concurrency: ConcurrencyOption = 1,
@@ -159,8 +163,8 @@ def misinfotask_grid(
     configs = [
         _sweep_config(
             path, records, tasks, seeds, model=model or settings.llm.model, attack=attack, defense=defense,
-            rectifier_model=rectifier_model, topology=topology, rounds=rounds, concurrency=concurrency,
-            executor=executor.value,
+            rectifier_model=rectifier_model, topology=topology, rounds=rounds,
+            mas_params=parse_params(mas_param or [], "--mas-param"), concurrency=concurrency, executor=executor.value,
         )
         for attack in split(attacks) for defense in split(defenses) for topology in split(topologies)
     ]

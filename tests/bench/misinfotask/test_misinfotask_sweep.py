@@ -102,6 +102,15 @@ def test_config_validation():
         config(attack="dos")
     with pytest.raises(ValueError, match="unknown topology"):
         config(topology="custom")
+    with pytest.raises(ValueError, match="rounds: set by the sweep"):
+        config(mas_params={"rounds": 2})
+    with pytest.raises(ValueError, match="worker_max_tokens"):
+        config(mas_params={"worker_max_tokens": 1})
+    with pytest.raises(ValueError, match="no_such_field"):
+        config(mas_params={"no_such_field": 1})
+    short = config(mas_params={"worker_max_tokens": 64, "max_tool_calls": 0})
+    assert short.mas_config(3).worker_max_tokens == 64 and short.mas_config(3).seed == 3
+    assert short.identity() != config().identity()  # resume never mixes two MAS configurations
 
 
 def test_cli_runs_on_shipped_tasks_and_rejects_unknown_defense(tmp_path):
@@ -117,11 +126,18 @@ def test_cli_runs_on_shipped_tasks_and_rejects_unknown_defense(tmp_path):
     assert bad.exit_code == 2 and "nonexistent" in bad.output and "argus" in bad.output  # choices from the registry
     bad_param = runner.invoke(app, [*base, "--defense", "argus", "--defense-param", "alpha=high", "--output", str(tmp_path / "bad")])
     assert bad_param.exit_code == 2 and "bad parameter for defense 'argus': alpha" in bad_param.output
+    short = runner.invoke(app, [*base, "--tasks", "0", "--rounds", "1", "--topology", "chain", "--mas-param",
+                                "worker_max_tokens=40", "--mas-param", "max_tool_calls=0", "--output", str(tmp_path / "short")])
+    assert short.exit_code == 0, short.output
+    header = json.loads((tmp_path / "short" / "runlog.jsonl").read_text().splitlines()[0])
+    assert '"worker_max_tokens": 40' in json.dumps(header)
+    bad_mas = runner.invoke(app, [*base, "--mas-param", "rounds", "--output", str(tmp_path / "bad")])
+    assert bad_mas.exit_code == 2 and "bad --mas-param 'rounds'" in bad_mas.output
     missing = runner.invoke(app, ["bench", "misinfotask", "--data", str(tmp_path / "nope.json")])
     assert missing.exit_code == 2 and "no such file" in missing.output
     help_text = runner.invoke(app, ["bench", "misinfotask", "--help"]).output
     for option in ("--data", "--model", "--attack", "--defense", "--defense-param", "--rectifier-model", "--topology",
-                   "--rounds", "--tasks", "--seeds", "--concurrency", "--output", "--executor"):
+                   "--rounds", "--mas-param", "--tasks", "--seeds", "--concurrency", "--output", "--executor"):
         assert option in help_text
 
 

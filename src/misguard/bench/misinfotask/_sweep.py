@@ -60,6 +60,9 @@ class SweepConfig(BaseModel):
     """A claim store directory to ground the defense in (ARGUS evidence, pre-screen)."""
     topology: str = "chain"
     rounds: int = Field(5, ge=1, le=100)
+    mas_params: dict[str, Any] = Field(default_factory=dict)
+    """Overrides of `MASConfig` other than topology, rounds and seed (e.g. shorter turns
+    for a small model: `worker_max_tokens=120`, `max_tool_calls=0`)."""
     tasks: tuple[int, ...]
     seeds: tuple[int, ...] = (0,)
     injection_point: str = "random"
@@ -81,6 +84,19 @@ class SweepConfig(BaseModel):
         if value not in topology_names() or value == "custom":
             raise ValueError(f"unknown topology {value!r}; known: {', '.join(topology_names()[:-1])}")
         return value
+
+    @field_validator("mas_params")
+    @classmethod
+    def _mas_params(cls, value: dict[str, Any]) -> dict[str, Any]:
+        fixed = {"topology", "rounds", "seed", "edges"} & set(value)
+        if fixed:
+            raise ValueError(f"{', '.join(sorted(fixed))}: set by the sweep's own options, not a MAS parameter")
+        MASConfig(**value)  # unknown keys and bad values fail here, before any model loads
+        return value
+
+    def mas_config(self, seed: int) -> MASConfig:
+        """The multi-agent system's configuration for one seed."""
+        return MASConfig(topology=self.topology, rounds=self.rounds, seed=seed, **self.mas_params)
 
     @field_validator("defense")
     @classmethod
@@ -177,7 +193,7 @@ async def run_one(
     system = MultiAgentSystem(
         task.runtime_task(),
         RoleLLMs(worker=components.mas_llm),
-        MASConfig(topology=config.topology, rounds=config.rounds, seed=seed),
+        config.mas_config(seed),
         interceptors=interceptors,
     )
     await system.plan()
@@ -310,7 +326,7 @@ def _describe_components(
     )
     system = MultiAgentSystem(
         first.runtime_task(), RoleLLMs(worker=components.mas_llm),
-        MASConfig(topology=config.topology, rounds=config.rounds, seed=config.seeds[0]), interceptors=interceptors,
+        config.mas_config(config.seeds[0]), interceptors=interceptors,
     )
     attack = build_attack(
         config.attack, _attack_spec(first, config, config.seeds[0], components.embedder, _background(config, first, tasks))
