@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import importlib
 import time
-from typing import Annotated
+from typing import Annotated, Optional
 
 import typer
 from rich.markup import escape
@@ -14,6 +14,7 @@ from ..embed import get_embedder
 from ..errors import MisguardError
 from ..llm import get_llm
 from ._common import console, friendly_errors, settings_from
+from .demo import section_names
 
 
 def register(app: typer.Typer) -> None:
@@ -138,8 +139,11 @@ def embed(
 
 
 @friendly_errors
-def demo(ctx: typer.Context) -> None:
+def demo(
+    ctx: typer.Context,
+    only: Annotated[Optional[list[str]], typer.Option(help=f"Run only this section (repeatable): {', '.join(section_names())}.")] = None,
+) -> None:
     """The main job on the embedded default: no server, no key, no network."""
     from .demo import run_demo
 
-    run_demo(settings_from(ctx), console)
+    run_demo(settings_from(ctx), console, only)

@@ -13,8 +13,10 @@ from rich.console import Console
 from rich.rule import Rule
 
 from ..config import Settings
+from ..errors import ConfigError
 
-#: (title, module) in run order.
+#: (title, module) in run order; `misguard demo --only NAME` runs one (NAME: the module's
+#: `demo_<name>` suffix).
 SECTIONS: list[tuple[str, str]] = [
     ("Backends: multilingual embeddings and a local LLM", "misguard.cli.demo_backends"),
     # The attacked multi-agent run (demo_mas's scene) is the first half of the ARGUS section.
@@ -25,9 +27,18 @@ SECTIONS: list[tuple[str, str]] = [
 ]
 
 
-def run_demo(settings: Settings, console: Console) -> None:
+def section_names() -> list[str]:
+    return [module.rsplit(".", 1)[1].removeprefix("demo_") for _, module in SECTIONS]
+
+
+def run_demo(settings: Settings, console: Console, only: list[str] | None = None) -> None:
+    unknown = sorted(set(only or ()) - set(section_names()))
+    if unknown:
+        raise ConfigError(f"unknown demo section {', '.join(unknown)}; known: {', '.join(section_names())}")
     started = time.perf_counter()
-    for title, module in SECTIONS:
+    for (title, module), name in zip(SECTIONS, section_names()):
+        if only and name not in only:
+            continue
         console.print(Rule(title))
         section_started = time.perf_counter()
         importlib.import_module(module).run(settings, console)

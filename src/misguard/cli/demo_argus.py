@@ -1,11 +1,19 @@
 """Demo section: ARGUS on a shipped task under prompt injection, with and without the
-defense, on the configured local model (every role): the monitored channels per round,
-one rewrite, and the embedding proxies of both final answers."""
+defense, on the configured local model (every role): the monitored channels, one rewrite,
+and the embedding proxies of both final answers.
+
+The two runs share a response cache: at temperature 0 with one seed, every request of the
+defended run that is identical to one of the first run (the plan, the round's messages
+before the rectifier sees them) is answered from it, so only what the defense changes is
+generated again. That, one round and short turns keep the section within the demo's five
+minutes on 2 cores; the benchmark (`misguard bench misinfotask`) runs without a cache."""
 
 from __future__ import annotations
 
 import asyncio
+import tempfile
 import time
+from pathlib import Path
 from typing import Any
 
 from rich.console import Console
@@ -20,7 +28,7 @@ from ..llm import LLM, get_llm
 from ..mas import DefenseContext, MASConfig, MASResult, MultiAgentSystem, RoleLLMs, build_defense
 from .demo_mas import show_messages
 
-ROUNDS = 2
+ROUNDS = 1
 TASK_ID = 0
 
 
@@ -30,10 +38,10 @@ async def _run(task: Any, llm: LLM, embedder: Embedder, settings: Settings, defe
         topology="star", rounds=ROUNDS, seed=settings.seed, max_tool_calls=0,
         worker_max_tokens=120, planner_max_tokens=160, concluder_max_tokens=120,
     )
-    interceptors = (
-        build_defense("argus", DefenseContext(settings, {"worker": llm}, embedder), {"max_tokens": 260})
-        if defended else ()
-    )
+    # Grounded rectification: the task's ground truths are the rectifier's evidence (the
+    # paper's "w/ Ground Truth" setting); a 1.5B model without evidence rarely objects.
+    context = DefenseContext(settings, {"worker": llm}, embedder, ground_truths=tuple(task.ground_truth))
+    interceptors = build_defense("argus", context, {"max_tokens": 260, "ground_truth": True}) if defended else ()
     system = MultiAgentSystem(task.runtime_task(), RoleLLMs(worker=llm), config, interceptors=interceptors)
     await system.plan()
     attack = build_attack("inject", AttackSpec(task.misinfo_goal, task.misinfo_argument, point="most_central", seed=settings.seed))
@@ -48,16 +56,23 @@ def _cut(text: str, n: int = 220) -> str:
 
 def run(settings: Settings, console: Console) -> None:
     task = next(t for t in load_tasks(sample_tasks_path()) if t.id == TASK_ID)
-    llm = get_llm(None, settings.llm)
+    with tempfile.TemporaryDirectory(prefix="misguard-demo-llm-cache-") as cache:
+        llm = get_llm(None, settings.llm.model_copy(update={"cache_dir": Path(cache), "temperature": 0.0}))
+        _compare(task, llm, settings, console)
+
+
+def _compare(task: Any, llm: LLM, settings: Settings, console: Console) -> None:
     embedder = get_embedder(None, settings.embed)
     proxy = ProxyJudge(embedder)
-    console.print(f"task: [bold]{task.name}[/]; prompt injection at the hub; {ROUNDS} rounds; every role on {llm.spec}")
+    console.print(f"task: [bold]{task.name}[/]; prompt injection at the hub; {ROUNDS} round; every role on {llm.spec}; "
+                  "the rectifier sees the task's ground truths")
     rows = []
     for defended in (False, True):
         started = time.perf_counter()
+        cached_before = llm.usage.cached_calls
         result = asyncio.run(_run(task, llm, embedder, settings, defended))
         label = "ARGUS" if defended else "attack only"
-        console.print(Rule(f"{label}: {ROUNDS} rounds", style="dim"))
+        console.print(Rule(f"{label}: {ROUNDS} round{'s' if ROUNDS > 1 else ''}", style="dim"))
         if not defended:
             show_messages(result, console)
         if defended:
@@ -75,7 +90,9 @@ def run(settings: Settings, console: Console) -> None:
                 console.print("the rectifier rewrote no message in this run")
             usage = result.log.usage_by("interceptor").get("argus")
             if usage:
-                console.print(f"[dim]ARGUS cost: {usage.calls} calls, {usage.total_tokens} tokens, {usage.latency_s:.1f} s[/]")
+                console.print(f"[dim]ARGUS cost: {usage.calls} calls, {usage.total_tokens} tokens, {usage.latency_s:.1f} s; "
+                              f"{llm.usage.cached_calls - cached_before} requests identical to the first run's were "
+                              "answered from the cache[/]")
         mt = proxy.mt_proxy(result.answer, task.misinfo_goal, task.misinfo_argument, task.ground_truth)
         ref = proxy.reference_agreement(result.answer, task.reference_solution, task.misinfo_goal)
         rows.append((label, result.answer, mt, ref, time.perf_counter() - started))

@@ -39,7 +39,10 @@ def run(settings: Settings, console: Console) -> None:
     with tempfile.TemporaryDirectory(prefix="misguard-memory-demo-") as tmp:
         folder = Path(tmp)
         _e5_walkthrough(settings, console, folder)
-        params = BenchParams(ratio=0.05, kind="II", seeds=1, records=6000, scenarios=10, encoder_steps=120, eval_steps=24)
+        # One baseline and a smaller store keep the section under a minute; `misguard bench
+        # memory` runs every registered detector at full size.
+        params = BenchParams(ratio=0.05, kind="II", seeds=1, records=4000, scenarios=8, encoder_steps=80, eval_steps=24,
+                             methods=("isolation_forest",))
         console.print(f"Benchmark run: {params.records} memory records written by PettingZoo MPE agents (simple_spread, "
                       f"4-8 agents) acting from shared memory in {params.scenarios} scenarios, 5% Type II poisoning "
                       "(copies of genuine records with the action shifted), real SQLite stores")
