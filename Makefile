@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 # an empty cache vs more than 3 minutes), and it is itself a pinned wheel from PyPI.
 UV_VERSION := 0.13.8
 # /opt/wheels holds the CPU torch wheel on these machines: keep it on the find-links.
-FIND_LINKS := $(strip $(PIP_FIND_LINKS) $(wildcard /opt/wheels))
+FIND_LINKS := $(sort $(PIP_FIND_LINKS) $(wildcard /opt/wheels))
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 INSTALL := $(BIN)/uv pip install --quiet --python $(BIN)/python --constraint constraints.txt \
 	$(addprefix --find-links ,$(FIND_LINKS))
