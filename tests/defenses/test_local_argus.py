@@ -65,7 +65,9 @@ async def test_shipped_task_with_argus_on_qwen_05b(tmp_path):
     llm = _qwen()
     task = load_tasks(sample_tasks_path())[0]
     embedder = get_embedder("e5")
-    (argus,) = build_defense("argus", DefenseContext(Settings(), {"worker": llm}, embedder), {"max_tokens": 220})
+    # Two monitored channels a round (star: the spokes' only edges carry a message every
+    # round) keep the rectifier to at most four calls.
+    (argus,) = build_defense("argus", DefenseContext(Settings(), {"worker": llm}, embedder), {"max_tokens": 220, "top_k": 2})
     # Short answers and no tool calls keep this to about 15 model calls; the benchmark
     # exercises tools with the real model.
     config = MASConfig(topology="star", rounds=ROUNDS, max_tool_calls=0, worker_max_tokens=80,
