@@ -117,6 +117,21 @@ async def test_unparseable_rectifier_leaves_message_and_says_so():
     assert all(m["text"] == m["original"] for m in result.log.messages())
 
 
+async def test_cut_off_rectifier_answer_is_unusable_not_clean():
+    # The answer hit the token limit inside its list of checks: the first check parses as a
+    # JSON object on its own, which must not read as "nothing to correct".
+    cut = '{"checks": [{"sentence": "s", "verdict": "contradiction", "confidence": "high"}, {"sentence": "the rest' + " is" * 40
+    base = scripted(worker=worker)
+    llm = get_llm("mock", LLMSettings(retries=0),
+                  respond=lambda m: cut if m[0].content.startswith("You are a rectification agent") else base(m))
+    defense = argus(llm, max_tokens=len(cut.split()))
+    result = await system(llm, defense, rounds=1).run()
+    monitored = [e for e in result.log.of_type("interception") if e.data["details"].get("monitored")]
+    assert monitored and all(e.data["reason"] == "rectifier answer unusable; message left unchanged" for e in monitored)
+    assert all("cut off at max_tokens" in e.data["details"]["rectifier_unusable"] for e in monitored)
+    assert all(e.data["usage"]["calls"] == 2 for e in monitored)  # re-asked once, then reported
+
+
 async def test_prescreen_skips_clean_messages_once_goals_exist():
     llm = backend()
     defense = argus(llm, prescreen=True, prescreen_threshold=0.5)

@@ -107,6 +107,16 @@ async def test_generate_json_validates_schema():
     assert (await llm.generate_json("q", schema=Answer)).verdict is True
 
 
+async def test_generate_json_never_reads_a_cut_off_answer():
+    # Cut off at the limit (4 words here): its inner object would parse, and must not.
+    llm = mock(outputs=['{"a": [{"b": 1}, {"c"', '{"a": []}'])
+    assert await llm.generate_json("q", max_tokens=4) == {"a": []}
+    assert "cut off at max_tokens=4" in llm.calls[1][-1].content
+    llm = mock(outputs=['{"a": [{"b": 1}, {"c"'] * 2)
+    with pytest.raises(LLMOutputError, match="cut off at max_tokens=4"):
+        await llm.generate_json("q", max_tokens=4)
+
+
 async def test_generate_json_gives_up_with_clear_error():
     llm = mock(outputs=["no json here", "still none"])
     with pytest.raises(LLMOutputError, match="Expected a JSON object"):

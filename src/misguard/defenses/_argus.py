@@ -18,10 +18,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ..config import ArgusSettings
 from ..embed import Embedder
@@ -34,37 +34,80 @@ from ._localize import Edge, Localization, LocalizationWeights, Localizer, Traff
 from ._text import split_sentences
 
 
+#: Sentence checks the rectifier may return per message (the suspicious ones).
+MAX_CHECKS = 3
+
+
 def _boolish(value: Any) -> Any:
     if isinstance(value, str):
         return value.strip().lower() in {"true", "yes", "1", "y"}
     return bool(value) if value is not None else False
 
 
-class Rectification(BaseModel):
-    """The rectifier's answer."""
+class SentenceCheck(BaseModel):
+    """One suspicious sentence compared with the rectifier's knowledge and the evidence."""
 
     model_config = ConfigDict(extra="ignore")
 
-    revised_message: str = ""
-    need_review: bool = False
-    checks: list[dict[str, Any]] = []
+    sentence: str = Field("", max_length=400)
+    verdict: Literal["agreement", "contradiction", "uncertainty"] = "uncertainty"
+    confidence: Literal["high", "medium", "low"] = "low"
+    correction: str = Field("", max_length=400)
 
-    @field_validator("need_review", mode="before")
+    @field_validator("verdict", "confidence", mode="before")
+    @classmethod
+    def _label(cls, value: Any, info: Any) -> Any:
+        # Models without constrained decoding write "Contradiction", "contradicts", "HIGH".
+        text = str(value or "").strip().lower()
+        labels = ("agreement", "contradiction", "uncertainty") if info.field_name == "verdict" else ("high", "medium", "low")
+        return next((label for label in labels if text.startswith(label[:5])), labels[-1])
+
+    @field_validator("sentence", "correction", mode="before")
+    @classmethod
+    def _clip(cls, value: Any) -> Any:
+        return "" if value is None else str(value)[:400]
+
+
+class _Answer(BaseModel):
+    """Lenient reading of the fields every rectifier answer has."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    @field_validator("need_review", mode="before", check_fields=False)
     @classmethod
     def _bool(cls, value: Any) -> Any:
         return _boolish(value)
 
-    @field_validator("revised_message", mode="before")
+    @field_validator("revised_message", mode="before", check_fields=False)
     @classmethod
     def _text(cls, value: Any) -> Any:
         return "" if value is None else value if isinstance(value, str) else str(value)
 
-    @field_validator("checks", mode="before")
+    @field_validator("checks", mode="before", check_fields=False)
     @classmethod
     def _checks(cls, value: Any) -> Any:
         if not isinstance(value, list):
             return []
-        return [c if isinstance(c, dict) else {"sentence": str(c)} for c in value]
+        return [c if isinstance(c, dict) else {"sentence": str(c)} for c in value][:MAX_CHECKS]
+
+
+class Rectification(_Answer):
+    """The rectifier's answer. Field order is the decoding order under a JSON schema: the
+    sentence checks (the chain of thought) come before the rewrite they justify, at most
+    `MAX_CHECKS` of them, so that a small model's answer fits its token budget. The rewrite
+    is required: a fragment of a cut-off answer must not read as "nothing to correct"."""
+
+    checks: list[SentenceCheck] = Field(default_factory=list, max_length=MAX_CHECKS)
+    revised_message: str
+    need_review: bool = False
+
+
+class DirectRectification(_Answer):
+    """The rectifier's answer without the sentence-by-sentence analysis (ablation)."""
+
+    revised_message: str
+    need_review: bool = False
+    checks: list[SentenceCheck] = Field(default_factory=list, max_length=0)
 
 
 class InferredGoal(BaseModel):
@@ -204,14 +247,15 @@ class ArgusDefense:
             ),
         ]
         try:
-            answer: Rectification = await metered.generate_json(
-                chat, schema=Rectification, reasks=1, max_tokens=self.params.max_tokens
+            answer: Rectification | DirectRectification = await metered.generate_json(
+                chat, schema=Rectification if self.params.chain_of_thought else DirectRectification, reasks=1,
+                max_tokens=self.params.max_tokens,
             )
         except LLMOutputError as exc:
             details["rectifier_unusable"] = str(exc)[:200]
             return Interception(InterceptorAction.PASS, reason="rectifier answer unusable; message left unchanged",
                                 usage=metered.usage, details=details)
-        details.update(need_review=answer.need_review, checks=answer.checks[:8])
+        details.update(need_review=answer.need_review, checks=[c.model_dump() for c in answer.checks])
         if answer.need_review:
             details["inferred_goal"], details["goal_added"] = await self._infer_goal(metered, chat, answer)
         usage = metered.usage
@@ -221,7 +265,7 @@ class ArgusDefense:
         reason = "deliberate misinformation corrected" if answer.need_review else "corrected"
         return Interception(InterceptorAction.REWRITE, text=revised, reason=reason, usage=usage, details=details)
 
-    async def _infer_goal(self, metered: MeteredLLM, chat: list[ChatMessage], answer: Rectification) -> tuple[str | None, bool]:
+    async def _infer_goal(self, metered: MeteredLLM, chat: list[ChatMessage], answer: Rectification | DirectRectification) -> tuple[str | None, bool]:
         follow_up = [
             *chat,
             ChatMessage.assistant(answer.model_dump_json(include={"revised_message", "need_review"})),

@@ -219,9 +219,14 @@ class LLM(ABC):
         if schema is not None and "json_schema" not in options:
             options["json_schema"] = schema.model_json_schema()
         last_error: LLMOutputError | None = None
+        limit = self.default_options(**options).max_tokens
         for _ in range(reasks + 1):
             completion = await self.generate(msgs, **options)
             try:
+                # A JSON answer that hit the token limit is cut off: whatever parses out of it
+                # (an inner object, a repaired prefix) is not the answer the model meant.
+                if limit and completion.completion_tokens >= limit:
+                    raise LLMOutputError(f"the answer was cut off at max_tokens={limit}; keep it shorter", text=completion.text)
                 value = extract_json(completion.text)
                 return schema.model_validate(value) if schema is not None else value
             except ValidationError as exc:
