@@ -94,17 +94,24 @@ def _scope(sc: Scenario) -> Callable[[Any], bool]:
 
 
 def _graph(store: MemoryStore, ids: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Memory -> memory reuse edges as written (pruned ones included) over record indices."""
     index = {rid: i for i, rid in enumerate(ids)}
-    edges = [e for e in store.edges() if e.dst_kind == "memory" and e.src in index and e.dst in index]
+    edges = [e for e in store.edges(include_pruned=True) if e.dst_kind == "memory" and e.src in index and e.dst in index]
     return (np.array([index[e.src] for e in edges], dtype=np.int64), np.array([index[e.dst] for e in edges], dtype=np.int64))
 
 
 def propagation(store: MemoryStore, truth: dict[str, Truth], scope: Callable[[Any], bool] | None = None) -> dict[str, Any]:
-    """Hops from the nearest injected record to every affected record, on the store as it is.
+    """Hops from the nearest injected record to every affected record (the paper's section 4.5).
 
-    Affected: written by an honest agent (not exploring), currently active, its current action
-    differs from the reference policy, and reachable from poison through unpruned edges and
-    active records. Also returns the ids of all records that poison reached (derived).
+    The propagation graph is the provenance graph as written: an edge m -> m' for every
+    memory m that the decision recorded as m' retrieved and used (`derived_from`), pruned
+    edges included, through records of any status, so repair cannot shorten or hide a chain
+    by editing the graph. *Derived*: written by an honest agent (not exploring) with an
+    action that differs from the reference policy and reachable from an injected record.
+    *Affected* (the records whose hops are averaged): derived records that are still active
+    and still carry a wrong action, i.e. not quarantined and not rewritten to a correct one
+    (before repair: every derived record). Distances are from the nearest injected record
+    (never longer than from "the first injected node" of the paper's definition).
     """
     records = [r for r in store.iter_records() if scope is None or scope(r)]
     ids = [r.id for r in records]
@@ -117,13 +124,13 @@ def propagation(store: MemoryStore, truth: dict[str, Truth], scope: Callable[[An
     wrong_orig = np.array([truth[i].action != truth[i].reference for i in ids])
     explore = np.array([truth[i].explore for i in ids])
     honest = (label == 0) & ~explore
-    dist_all = hop_distances(n, src, dst, label == 1)
-    derived = honest & wrong_orig & (dist_all > 0)
-    dist = hop_distances(n, src, dst, (label == 1) & is_active, blocked=~is_active)
-    affected = honest & is_active & wrong_now & (dist > 0)
+    dist = hop_distances(n, src, dst, label == 1)
+    derived = honest & wrong_orig & (dist > 0)
+    affected = derived & is_active & wrong_now
+    hist = np.bincount(dist[affected], minlength=1).tolist() if affected.any() else [0]
     return {"hop_sum": float(dist[affected].sum()), "hop_n": int(affected.sum()),
-            "hop_max": int(dist[affected].max()) if affected.any() else 0,
-            "affected": int(affected.sum()), "poison": int((label == 1).sum()),
+            "hop_max": int(dist[affected].max()) if affected.any() else 0, "hop_hist": hist,
+            "affected": int(affected.sum()), "derived": int(derived.sum()), "poison": int((label == 1).sum()),
             "derived_ids": [ids[i] for i in np.flatnonzero(derived)]}
 
 
@@ -219,6 +226,7 @@ def run_seed(params: BenchParams, seed: int, out_dir: Path, log: Callable[[str],
         if m == "proposed":
             timings["encode_s"] = time.perf_counter() - t2
     timings["fit_s"] = float(sum(fit_s.values()))
+    timings.update({f"fit_{m}_s": v for m, v in fit_s.items()})
     timings["score_records_per_s"] = len(records) / (timings["credibility_s"] + timings["encode_s"])
     ok_test = test[labels_a[test] <= 1]
     aucs = {m: auc(scores[m][ok_test], labels_a[ok_test].astype(int)) for m in methods}
@@ -266,6 +274,7 @@ def run_seed(params: BenchParams, seed: int, out_dir: Path, log: Callable[[str],
                     bad = {r for r, t in truth.items() if t.label == 1} | set(prop_now["derived_ids"])
                     block: dict[str, Any] = {"decisions": d, "wrong": wr, "hop_sum": prop_now["hop_sum"], "hop_n": prop_now["hop_n"],
                                              "hop_max": prop_now["hop_max"], "affected": prop_now["affected"],
+                                             "hop_hist": prop_now["hop_hist"], "derived_all": prop_now["derived"],
                                              "repaired": len(repaired), "repaired_benign": len(repaired - bad),
                                              "repaired_bad": len(repaired & bad), "bad": len(bad & {r for r in truth if scope_match(r, sc)}),
                                              "counts": counts}
