@@ -16,6 +16,12 @@ the same episodes on an unrepaired copy.
 Labels: 1 = injected or modified poison, 0 = written by an honest agent. Honest records
 that inherited a wrong action through reuse of poison ("derived") are excluded from
 AUC/FPR (neither injected nor benign) but are what repair must also fix.
+
+Propagation (`propagation`): hops from the nearest injected record to every affected record
+on the provenance graph as written; before repair every derived record is affected, after
+repair the derived records that are still active with a wrong action (including those
+written during the evaluation episodes), so repair lowers the figure only by really
+removing or correcting records, never by pruning edges or quarantining an intermediate.
 """
 
 from __future__ import annotations
