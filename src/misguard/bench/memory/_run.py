@@ -418,7 +418,10 @@ def run_memory_bench(settings: Settings, params: BenchParams, output: Path, log:
         params={k: (list(v) if isinstance(v, tuple) else v) for k, v in params.__dict__.items() if k != "postgres_url"},
     )
     runlog = RunLog.open(output / "runlog.jsonl", header, resume=True)
-    if runlog.header.params != header.params:
+    def same(params: dict[str, Any]) -> dict[str, Any]:  # the seed count may grow or shrink: seeds 0..N-1 are summarised
+        return {k: v for k, v in params.items() if k != "seeds"}
+
+    if same(runlog.header.params) != same(header.params):
         runlog.close()
         raise ConfigError(f"{output / 'runlog.jsonl'} holds a run with other parameters; use another --output "
                           "(the earlier log is kept)")
@@ -432,10 +435,11 @@ def run_memory_bench(settings: Settings, params: BenchParams, output: Path, log:
             result = run_seed(params, seed, output, log)
             runlog.write("seed", key=key, **result)
             log(f"seed {seed}: AUC {result['auc']['proposed']:.3f} in {result['timings']['total_s']:.1f} s")
-        results = [e.data for e in runlog.of_type("seed")]
+        wanted = {f"{params.kind}-{params.ratio}-{seed}" for seed in range(params.seeds)}
+        results = [e.data for e in runlog.of_type("seed") if e.key in wanted]
     summary = aggregate(results)
     summary.update({
-        "params": runlog.header.params, "run_log": str(output / "runlog.jsonl"),
+        "params": {**runlog.header.params, "seeds": params.seeds}, "run_log": str(output / "runlog.jsonl"),
         "records_per_seed": [r["records"] for r in results],
         "timings": {k: float(np.mean([r["timings"][k] for r in results])) for k in results[0]["timings"]},
         "auc_components": [r["auc_components"] for r in results],
