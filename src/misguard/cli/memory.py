@@ -81,6 +81,7 @@ def memory(
         (output / "summary.json").write_text(json.dumps({f"{r:g}": s for r, s in summaries.items()}, indent=2, default=float))
     last = summaries[values[-1]]
     console.print(
-        f"score throughput {last['timings']['score_records_per_s']:,.0f} records/s after embedding; "
+        f"score throughput {last['timings']['score_records_per_s']:,.0f} records/s after embedding"
+        f" ({last['timings'].get('score_records_per_cpu_s', float('nan')):,.0f} per CPU-second); "
         f"{last['timings']['total_s']:.0f} s per seed; summary: {output / 'summary.json'}"
     )

@@ -74,9 +74,11 @@ def markdown_table1(s: dict[str, Any]) -> str:
     if sep:
         lines += ["", "Largest single-field AUC (folded, any seed): " + ", ".join(f"{k} {v:.3f}" for k, v in sorted(sep.items())) + "."]
     t = s["timings"]
-    lines += ["", f"Per seed (mean): {t['total_s']:.0f} s wall ({t['simulate_s']:.0f} s MPE simulation through SharedMemory, "
+    cpu = f", {t['total_cpu_s']:.0f} s CPU" if "total_cpu_s" in t else ""
+    lines += ["", f"Per seed (mean): {t['total_s']:.0f} s wall{cpu} ({t['simulate_s']:.0f} s MPE simulation through SharedMemory, "
                   f"{t['credibility_s']:.2f} s credibility, {t['encode_s']:.2f} s encoder scoring, {t['fit_s']:.0f} s fitting all detectors, "
-                  f"{t['repair_eval_s']:.0f} s repair + episodes); scoring {t['score_records_per_s']:,.0f} records/s; "
+                  f"{t['repair_eval_s']:.0f} s repair + episodes); scoring {t['score_records_per_s']:,.0f} records/s"
+                  + (f" ({t['score_records_per_cpu_s']:,.0f} per CPU-second)" if "score_records_per_cpu_s" in t else "") + "; "
                   f"records per seed {', '.join(str(n) for n in s['records_per_seed'])}."]
     return "\n".join(lines)
 
