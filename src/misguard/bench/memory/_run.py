@@ -78,6 +78,7 @@ class BenchParams:
     methods: tuple[str, ...] = field(default_factory=tuple)  # empty: every registered detector
     holdout: bool = False
     eval_steps: int = EVAL_STEPS
+    repair_rounds: int = 1  # guard_store passes before the evaluation episodes (each re-scores what is left)
 
     def method_names(self) -> list[str]:
         names = list(self.methods) or DETECTORS.names()
@@ -270,9 +271,14 @@ def run_seed(params: BenchParams, seed: int, out_dir: Path, log: Callable[[str],
                     truth = dict(w.truth)
                     guard = None if m == "before" else guards[m]
                     counts: dict[str, int] = {}
-                    if guard is not None:
-                        _, _, plan, seqs = guard.guard_store(store, scope=scope)
-                        counts = dict(plan.counts)
+                    # Re-evaluation: each round scores the memory the previous one left (quarantined records
+                    # no longer count as evidence, rewritten ones count with their new action).
+                    for _ in range(params.repair_rounds if guard is not None else 0):
+                        _, _, plan, seqs = guard.guard_store(store, scope=scope)  # type: ignore[union-attr]
+                        for k, v in plan.counts.items():
+                            counts[k] = counts.get(k, 0) + v
+                        if not seqs:
+                            break
                     memory = SharedMemory(store, featurizer=feat, recency_halflife=RECENCY_HALFLIFE,
                                           recency_weight=RECENCY_WEIGHT, scope=scope)
                     d, wr, more = _episodes(sc, memory, truth, w.clock, seed, params.eval_steps, guard, scope)
@@ -422,8 +428,12 @@ def run_memory_bench(settings: Settings, params: BenchParams, output: Path, log:
         params={k: (list(v) if isinstance(v, tuple) else v) for k, v in params.__dict__.items() if k != "postgres_url"},
     )
     runlog = RunLog.open(output / "runlog.jsonl", header, resume=True)
-    def same(params: dict[str, Any]) -> dict[str, Any]:  # the seed count may grow or shrink: seeds 0..N-1 are summarised
-        return {k: v for k, v in params.items() if k != "seeds"}
+    defaults = {k: (list(v) if isinstance(v, tuple) else v) for k, v in BenchParams().__dict__.items()}
+
+    def same(params: dict[str, Any]) -> dict[str, Any]:
+        """Parameters that must match: not the seed count (seeds 0..N-1 are summarised, so a run
+        can be extended or summarised early); a parameter a log predates ran with its default."""
+        return {k: v for k, v in {**defaults, **params}.items() if k not in ("seeds", "postgres_url")}
 
     if same(runlog.header.params) != same(header.params):
         runlog.close()
