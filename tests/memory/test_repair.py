@@ -42,12 +42,21 @@ def test_plan_picks_actions_by_hop_depth() -> None:
     plan = plan_repair(p, 0.5, conflict, consensus, share, actions, conf, src, dst)
     assert plan.depth.tolist() == list(range(9))
     assert plan.quarantine.tolist() == [0, 1, 2, 3]  # 0-3 hops: isolation
-    assert plan.rewrite.tolist() == [4, 5, 6] and (plan.rewrite_action == 0).all()  # 4-6: reconstruction
-    assert plan.dilute.tolist() == [7, 8]  # 7+: conflict resolution
-    assert np.allclose(plan.dilute_confidence, 0.9 * 0.4)
+    # 4-6: reconstruction (consensus action, its share); 7+: conflict resolved to the consensus, diluted
+    assert plan.rewrite.tolist() == [4, 5, 6, 7, 8] and (plan.rewrite_action == 0).all()
+    assert np.allclose(plan.rewrite_confidence, [0.8, 0.8, 0.8, 0.8 * 0.4, 0.8 * 0.4])
+    assert len(plan.dilute) == 0 and plan.counts["resolve_to_consensus"] == 2
     assert set(plan.prune.tolist()) == {6, 7}  # edges into the resolved records from repaired ones
     expected = 0.5 * p + 0.3 * np.minimum(np.arange(9) / 11, 1) + 0.2 * conflict
     assert np.allclose(plan.priority, expected, atol=1e-6)
+
+
+def test_deep_records_without_a_credible_alternative_are_only_diluted() -> None:
+    p, conflict, consensus, share, actions, conf, src, dst = _chain()
+    consensus[7:] = -1  # no credible evidence for records 7 and 8
+    plan = plan_repair(p, 0.5, conflict, consensus, share, actions, conf, src, dst)
+    assert plan.rewrite.tolist() == [4, 5, 6] and plan.dilute.tolist() == [7, 8]
+    assert np.allclose(plan.dilute_confidence, 0.9 * 0.4) and set(plan.prune.tolist()) == {6, 7}
 
 
 def test_uncontested_descendants_are_left_alone() -> None:
@@ -79,11 +88,12 @@ def test_apply_repair_is_audited_and_reversible(tmp_path) -> None:
         seqs = apply_repair(store, plan, ids, ["A", "B"], edge_ids)
         assert store.count() == 9 and store.count("quarantined") == 4
         assert store.get("m5").action == "A" and store.get("m5").version == 2
-        assert store.get("m8").confidence == pytest.approx(0.36)
+        assert store.get("m8").action == "A" and store.get("m8").confidence == pytest.approx(0.8 * 0.4)  # resolved, diluted
         assert len(store.edges()) == 6
         for seq in reversed(seqs):
             store.rollback(seq)
         assert store.count("quarantined") == 0 and store.get("m5").action == "B" and len(store.edges()) == 8
+        assert store.get("m8").action == "B" and store.get("m8").confidence == pytest.approx(0.9)
 
 
 def test_shared_memory_records_reuse_and_guard_repairs(tmp_path) -> None:

@@ -43,6 +43,7 @@ def memory(
     methods: Annotated[str, typer.Option(help="Comma-separated detectors from the registry (default: all registered); 'proposed' always runs.")] = "",
     holdout_type: Annotated[bool, typer.Option("--holdout-type", help="Train and validate on the other two attack types; test on --type only.")] = False,
     eval_steps: Annotated[int, typer.Option(help="Evaluation cycles per test scenario (before and after repair).")] = 40,
+    repair_rounds: Annotated[int, typer.Option(help="Repair passes over each test store before the evaluation episodes; each re-scores what the previous left.", min=1)] = 1,
     output: Annotated[Path, typer.Option(help="Directory for the run log, summary.json and stores.")] = Path("runs/bench-memory"),
 ) -> None:
     """Poison the shared memory of MPE agents, detect (eq. 1 + NT-Xent + eq. 4, and every registered
@@ -68,7 +69,7 @@ def memory(
         params = BenchParams(ratio=r, kind=kind, seeds=seeds, records=records, scenarios=scenarios, capabilities=caps,
                              backend=backend, postgres_url=postgres_url, encoder_steps=encoder_steps,
                              methods=tuple(m.strip() for m in methods.split(",") if m.strip()), holdout=holdout_type,
-                             eval_steps=eval_steps)
+                             eval_steps=eval_steps, repair_rounds=repair_rounds)
         params.method_names()  # unknown detector names fail before any work
         out = output if len(values) == 1 else output / f"ratio-{r:g}"
         summaries[r] = run_memory_bench(settings, params, out, lambda msg: console.print(f"[dim]{msg}[/]"))
@@ -81,6 +82,7 @@ def memory(
         (output / "summary.json").write_text(json.dumps({f"{r:g}": s for r, s in summaries.items()}, indent=2, default=float))
     last = summaries[values[-1]]
     console.print(
-        f"score throughput {last['timings']['score_records_per_s']:,.0f} records/s after embedding; "
+        f"score throughput {last['timings']['score_records_per_s']:,.0f} records/s after embedding"
+        f" ({last['timings'].get('score_records_per_cpu_s', float('nan')):,.0f} per CPU-second); "
         f"{last['timings']['total_s']:.0f} s per seed; summary: {output / 'summary.json'}"
     )

@@ -11,8 +11,11 @@ deepest chain) and capped at 1. Actions by that depth, as in the paper's Figure 
     0-3 hops   isolation: quarantine (kept, excluded from retrieval)
     4-6 hops   semantic reconstruction: a new version whose action is the credible
                consensus of the record's evidence neighbours (confidence = its share)
-    7+ hops    conflict resolution: the record's weight (confidence) is diluted by
-               (1 - conflict) and its incoming reuse edges from repaired records are pruned
+    7+ hops    conflict resolution: its incoming reuse edges from repaired records are
+               pruned and the conflict is resolved toward the credible evidence: a new
+               version with the consensus action, its confidence diluted to the consensus
+               share x (1 - conflict); without a credible alternative only the record's
+               weight (confidence) is diluted by (1 - conflict)
 Everything is applied through the store, so each step is versioned, audited, reversible.
 """
 
@@ -92,24 +95,28 @@ def plan_repair(
     can_rewrite = recon & (consensus >= 0) & (consensus != actions)
     iso |= recon & ~can_rewrite  # no credible alternative: isolate instead
     resolve = repair & (d > 6)
+    resolve_to = resolve & (consensus >= 0) & (consensus != actions)  # a credible alternative exists
+    dilute = resolve & ~resolve_to
     repaired = iso | can_rewrite | resolve
     prune = np.flatnonzero(resolve[dst] & repaired[src])
     conf = np.nan_to_num(confidence, nan=0.5)
+    rewrite = can_rewrite | resolve_to
+    new_conf = np.where(resolve_to, consensus_share * (1.0 - conflict), consensus_share)
     plan = RepairPlan(
         priority=priority,
         depth=depth,
         quarantine=np.flatnonzero(iso),
-        rewrite=np.flatnonzero(can_rewrite),
-        rewrite_action=consensus[can_rewrite],
-        rewrite_confidence=consensus_share[can_rewrite],
-        dilute=np.flatnonzero(resolve),
-        dilute_confidence=(conf * (1.0 - conflict))[resolve],
+        rewrite=np.flatnonzero(rewrite),
+        rewrite_action=consensus[rewrite],
+        rewrite_confidence=new_conf[rewrite],
+        dilute=np.flatnonzero(dilute),
+        dilute_confidence=(conf * (1.0 - conflict))[dilute],
         prune=prune,
     )
     plan.counts = {
         "flagged": int(flagged.sum()), "priority_over_theta": int((priority > theta_r).sum()),
         "inherited": int((inherited & ~flagged).sum()),
-        "quarantine": len(plan.quarantine), "rewrite": len(plan.rewrite),
+        "quarantine": len(plan.quarantine), "rewrite": len(plan.rewrite), "resolve_to_consensus": int(resolve_to.sum()),
         "dilute": len(plan.dilute), "prune": len(plan.prune),
     }
     return plan
@@ -131,7 +138,8 @@ def apply_repair(
         seqs.append(store.quarantine(ids[i], f"isolation: depth {int(plan.depth[i])}, R={pr[i]:.3f}", actor))
     for i, a, c in zip(plan.rewrite, plan.rewrite_action, plan.rewrite_confidence):
         changes = {"action": action_names[int(a)], "confidence": float(c), "success": None}
-        seqs.append(store.rewrite(ids[i], changes, f"semantic reconstruction: depth {int(plan.depth[i])}, R={pr[i]:.3f}", actor))
+        kind = "conflict resolution: resolved to the credible consensus" if plan.depth[i] > 6 else "semantic reconstruction"
+        seqs.append(store.rewrite(ids[i], changes, f"{kind}: depth {int(plan.depth[i])}, R={pr[i]:.3f}", actor))
     for i, c in zip(plan.dilute, plan.dilute_confidence):
         seqs.append(store.rewrite(ids[i], {"confidence": float(c)}, f"conflict resolution: dilution, R={pr[i]:.3f}", actor))
     for e in plan.prune:

@@ -44,6 +44,32 @@ def test_poison_changes_actions_and_spreads_over_hops(worlds, kind: str) -> None
     assert prop["poison"] == round(0.05 * 1500)
     assert w.wrong / w.decisions > clean.wrong / clean.decisions + 0.03  # memories really change actions
     assert prop["affected"] > 0 and prop["hop_max"] >= 3  # reuse chains, not one hop from the poison
+    assert prop["hop_sum"] / prop["hop_n"] > 1.3  # derived memories cite derived memories: most are not one hop away
+
+
+def test_hops_cannot_be_shortened_by_editing_the_graph(tmp_path) -> None:
+    """Chain poison -> d1 -> d2 -> d3 (all wrong): quarantining d1 or pruning its edge does not hide d2
+    and d3; rewriting d3 to the reference action removes it from the affected records."""
+    from misguard.bench.memory._mpe import ACTIONS, Truth, situation_state
+    from misguard.memory import SharedMemory, open_store
+    from misguard.types import MemoryRecord, Provenance
+
+    state = situation_state(1, 0)  # reference action: right
+    recs = [MemoryRecord.model_construct(id=f"r{i}", state=state, context="task=mpe-assigned-0", action="left", tags=[],
+                                         provenance=Provenance.model_construct(agent=f"a{i}", time=float(i), channel="direct"),
+                                         success=None, reward=0.0, confidence=0.8, embedding=None, version=1) for i in range(4)]
+    truth = {r.id: Truth(int(r.id == "r0"), ACTIONS.index("left"), ACTIONS.index("right"), False) for r in recs}
+    with open_store(tmp_path / "m.db") as store:
+        SharedMemory(store).write(recs, [[], ["r0"], ["r1"], ["r2"]])
+        assert propagation(store, truth)["hop_sum"] == 1 + 2 + 3
+        store.quarantine("r1", "test")
+        for e in store.edges():
+            if e.src == "r1":
+                store.prune_edge(e.id, "test")
+        after = propagation(store, truth)
+        assert (after["affected"], after["hop_sum"]) == (2, 2 + 3)
+        store.rewrite("r3", {"action": "right"}, "test")
+        assert (propagation(store, truth)["affected"], propagation(store, truth)["hop_sum"]) == (1, 2)
 
 
 @pytest.mark.parametrize("kind", ["I", "II", "III"])

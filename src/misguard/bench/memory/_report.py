@@ -61,7 +61,7 @@ def markdown_table1(s: dict[str, Any]) -> str:
         f"propagation {s['hops_before']:.2f} hops {_ci(s['hops_before_ci95'], 1, '.2f')} (max {b0['hops_max']}), "
         f"{b0['affected_per_scenario']:.1f} affected records per test scenario.",
         "",
-        "| method | supervised | AUC [95% CI] | FPR % | recall % | misbehavior after % [CI] | hops after (affected / scenario) | repair coverage % | collateral % | accuracy fluctuation |",
+        "| method | supervised | AUC [95% CI] | FPR % | recall % | misbehavior after % [CI] | hops after [CI] (affected / scenario) | repair coverage % | collateral % | accuracy fluctuation |",
         "| --- | --- | --- | ---: | ---: | --- | --- | ---: | ---: | ---: |",
     ]
     for m, b in method_rows(s):
@@ -69,27 +69,32 @@ def markdown_table1(s: dict[str, Any]) -> str:
         lines.append(
             f"| {label_of(m)} | {'yes' if d['supervised'] else 'no'} | {b['auc']:.3f} {_ci(d['auc_ci95'])} | {100 * b['fpr']:.1f} | "
             f"{100 * d['recall']:.1f} | {100 * b['misbehavior_after']:.1f} {_ci(d['misbehavior_after_ci95'], 100, '.1f')} | "
-            f"{b['hops_after']:.2f} ({d['affected_after_per_scenario']:.1f}) | {100 * d['repair_coverage']:.1f} | {100 * d['collateral']:.1f} | ±{100 * d['accuracy_fluctuation']:.1f}% |")
+            f"{b['hops_after']:.2f} {_ci(d['hops_after_ci95'], 1, '.2f')} ({d['affected_after_per_scenario']:.1f}) | {100 * d['repair_coverage']:.1f} | {100 * d['collateral']:.1f} | ±{100 * d['accuracy_fluctuation']:.1f}% |")
     sep = s.get("field_separability_max", {})
     if sep:
         lines += ["", "Largest single-field AUC (folded, any seed): " + ", ".join(f"{k} {v:.3f}" for k, v in sorted(sep.items())) + "."]
     t = s["timings"]
-    lines += ["", f"Per seed (mean): {t['total_s']:.0f} s wall ({t['simulate_s']:.0f} s MPE simulation through SharedMemory, "
+    cpu = f", {t['total_cpu_s']:.0f} s CPU" if "total_cpu_s" in t else ""
+    lines += ["", f"Per seed (mean): {t['total_s']:.0f} s wall{cpu} ({t['simulate_s']:.0f} s MPE simulation through SharedMemory, "
                   f"{t['credibility_s']:.2f} s credibility, {t['encode_s']:.2f} s encoder scoring, {t['fit_s']:.0f} s fitting all detectors, "
-                  f"{t['repair_eval_s']:.0f} s repair + episodes); scoring {t['score_records_per_s']:,.0f} records/s; "
+                  f"{t['repair_eval_s']:.0f} s repair + episodes); scoring {t['score_records_per_s']:,.0f} records/s"
+                  + (f" ({t['score_records_per_cpu_s']:,.0f} per CPU-second)" if "score_records_per_cpu_s" in t else "") + "; "
                   f"records per seed {', '.join(str(n) for n in s['records_per_seed'])}."]
     return "\n".join(lines)
 
 
 def markdown_table2(summaries: dict[str, dict[str, Any]]) -> str:
     """Table 2 (ratios x types) as Markdown, from {label: summary}."""
-    lines = ["| type | ratio | AUC mean ± std [95% CI] | FPR % | misbehavior % before → after | hops before → after (max before) |",
-             "| --- | --- | --- | ---: | --- | --- |"]
+    lines = ["| type | ratio | AUC mean ± std [95% CI] | FPR % | misbehavior % before [CI] → after [CI] | "
+             "hops before [CI] → after [CI] (max before) | affected / scenario before → after |",
+             "| --- | --- | --- | ---: | --- | --- | --- |"]
     for _, s in summaries.items():
         d = s["details"]
         lines.append(f"| {s['params']['kind']} | {s['params']['ratio']:.1%} | {s['auc']:.3f} ± {d['auc_std']:.3f} {_ci(d['auc_ci95'])} | "
-                     f"{100 * s['fpr']:.1f} | {100 * s['misbehavior_before']:.1f} → {100 * s['misbehavior_after']:.1f} | "
-                     f"{s['hops_before']:.2f} → {s['hops_after']:.2f} ({s['before']['hops_max']}) |")
+                     f"{100 * s['fpr']:.1f} | {100 * s['misbehavior_before']:.1f} {_ci(s['misbehavior_before_ci95'], 100, '.1f')} → "
+                     f"{100 * s['misbehavior_after']:.1f} {_ci(d['misbehavior_after_ci95'], 100, '.1f')} | "
+                     f"{s['hops_before']:.2f} {_ci(s['hops_before_ci95'], 1, '.2f')} → {s['hops_after']:.2f} {_ci(d['hops_after_ci95'], 1, '.2f')} "
+                     f"({s['before']['hops_max']}) | {s['before']['affected_per_scenario']:.1f} → {d['affected_after_per_scenario']:.1f} |")
     return "\n".join(lines)
 
 

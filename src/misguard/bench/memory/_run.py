@@ -16,6 +16,12 @@ the same episodes on an unrepaired copy.
 Labels: 1 = injected or modified poison, 0 = written by an honest agent. Honest records
 that inherited a wrong action through reuse of poison ("derived") are excluded from
 AUC/FPR (neither injected nor benign) but are what repair must also fix.
+
+Propagation (`propagation`): hops from the nearest injected record to every affected record
+on the provenance graph as written; before repair every derived record is affected, after
+repair the derived records that are still active with a wrong action (including those
+written during the evaluation episodes), so repair lowers the figure only by really
+removing or correcting records, never by pruning edges or quarantining an intermediate.
 """
 
 from __future__ import annotations
@@ -72,6 +78,7 @@ class BenchParams:
     methods: tuple[str, ...] = field(default_factory=tuple)  # empty: every registered detector
     holdout: bool = False
     eval_steps: int = EVAL_STEPS
+    repair_rounds: int = 1  # guard_store passes before the evaluation episodes (each re-scores what is left)
 
     def method_names(self) -> list[str]:
         names = list(self.methods) or DETECTORS.names()
@@ -94,17 +101,24 @@ def _scope(sc: Scenario) -> Callable[[Any], bool]:
 
 
 def _graph(store: MemoryStore, ids: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Memory -> memory reuse edges as written (pruned ones included) over record indices."""
     index = {rid: i for i, rid in enumerate(ids)}
-    edges = [e for e in store.edges() if e.dst_kind == "memory" and e.src in index and e.dst in index]
+    edges = [e for e in store.edges(include_pruned=True) if e.dst_kind == "memory" and e.src in index and e.dst in index]
     return (np.array([index[e.src] for e in edges], dtype=np.int64), np.array([index[e.dst] for e in edges], dtype=np.int64))
 
 
 def propagation(store: MemoryStore, truth: dict[str, Truth], scope: Callable[[Any], bool] | None = None) -> dict[str, Any]:
-    """Hops from the nearest injected record to every affected record, on the store as it is.
+    """Hops from the nearest injected record to every affected record (the paper's section 4.5).
 
-    Affected: written by an honest agent (not exploring), currently active, its current action
-    differs from the reference policy, and reachable from poison through unpruned edges and
-    active records. Also returns the ids of all records that poison reached (derived).
+    The propagation graph is the provenance graph as written: an edge m -> m' for every
+    memory m that the decision recorded as m' retrieved and used (`derived_from`), pruned
+    edges included, through records of any status, so repair cannot shorten or hide a chain
+    by editing the graph. *Derived*: written by an honest agent (not exploring) with an
+    action that differs from the reference policy and reachable from an injected record.
+    *Affected* (the records whose hops are averaged): derived records that are still active
+    and still carry a wrong action, i.e. not quarantined and not rewritten to a correct one
+    (before repair: every derived record). Distances are from the nearest injected record
+    (never longer than from "the first injected node" of the paper's definition).
     """
     records = [r for r in store.iter_records() if scope is None or scope(r)]
     ids = [r.id for r in records]
@@ -117,13 +131,13 @@ def propagation(store: MemoryStore, truth: dict[str, Truth], scope: Callable[[An
     wrong_orig = np.array([truth[i].action != truth[i].reference for i in ids])
     explore = np.array([truth[i].explore for i in ids])
     honest = (label == 0) & ~explore
-    dist_all = hop_distances(n, src, dst, label == 1)
-    derived = honest & wrong_orig & (dist_all > 0)
-    dist = hop_distances(n, src, dst, (label == 1) & is_active, blocked=~is_active)
-    affected = honest & is_active & wrong_now & (dist > 0)
+    dist = hop_distances(n, src, dst, label == 1)
+    derived = honest & wrong_orig & (dist > 0)
+    affected = derived & is_active & wrong_now
+    hist = np.bincount(dist[affected], minlength=1).tolist() if affected.any() else [0]
     return {"hop_sum": float(dist[affected].sum()), "hop_n": int(affected.sum()),
-            "hop_max": int(dist[affected].max()) if affected.any() else 0,
-            "affected": int(affected.sum()), "poison": int((label == 1).sum()),
+            "hop_max": int(dist[affected].max()) if affected.any() else 0, "hop_hist": hist,
+            "affected": int(affected.sum()), "derived": int(derived.sum()), "poison": int((label == 1).sum()),
             "derived_ids": [ids[i] for i in np.flatnonzero(derived)]}
 
 
@@ -159,7 +173,7 @@ def _repaired_ids(store: MemoryStore) -> set[str]:
 
 def run_seed(params: BenchParams, seed: int, out_dir: Path, log: Callable[[str], None]) -> dict[str, Any]:
     timings: dict[str, float] = {}
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     methods = params.method_names()
     rng = np.random.default_rng([seed, 7])  # not the retrieval-tuning stream (see _mpe)
     feat = HashedRecordFeaturizer()
@@ -198,10 +212,10 @@ def run_seed(params: BenchParams, seed: int, out_dir: Path, log: Callable[[str],
     separability = field_separability(records, labels_a)
 
     # Credibility (eq. 1) once for all methods; each detector fits, then gets its threshold.
-    t1 = time.perf_counter()
+    t1, c1 = time.perf_counter(), time.process_time()
     base = MemoryGuard(key_block=STATE_BLOCK, bucket_bits=BUCKET_BITS, causal=True)
     inputs = base.evidence(arr)
-    timings["credibility_s"] = time.perf_counter() - t1
+    timings["credibility_s"], cpu_cred = time.perf_counter() - t1, time.process_time() - c1
     guards: dict[str, MemoryGuard] = {}
     scores: dict[str, np.ndarray] = {}
     fit_s: dict[str, float] = {}
@@ -213,13 +227,17 @@ def run_seed(params: BenchParams, seed: int, out_dir: Path, log: Callable[[str],
         g.fit(arr, labels_a, train, val, inputs=inputs)
         fit_s[m] = time.perf_counter() - t
         guards[m] = g
-    t2 = time.perf_counter()
+    t2, c2 = time.perf_counter(), time.process_time()
     for m in methods:
         scores[m] = guards[m].score(arr, inputs).p_poison
         if m == "proposed":
-            timings["encode_s"] = time.perf_counter() - t2
+            timings["encode_s"], cpu_enc = time.perf_counter() - t2, time.process_time() - c2
     timings["fit_s"] = float(sum(fit_s.values()))
+    timings.update({f"fit_{m}_s": v for m, v in fit_s.items()})
     timings["score_records_per_s"] = len(records) / (timings["credibility_s"] + timings["encode_s"])
+    # The same per second of this process's CPU time (one BLAS thread): on a shared machine the
+    # wall-clock rate measures the other jobs as much as the scoring.
+    timings["score_records_per_cpu_s"] = len(records) / max(cpu_cred + cpu_enc, 1e-9)
     ok_test = test[labels_a[test] <= 1]
     aucs = {m: auc(scores[m][ok_test], labels_a[ok_test].astype(int)) for m in methods}
     extra_auc = {}
@@ -253,9 +271,14 @@ def run_seed(params: BenchParams, seed: int, out_dir: Path, log: Callable[[str],
                     truth = dict(w.truth)
                     guard = None if m == "before" else guards[m]
                     counts: dict[str, int] = {}
-                    if guard is not None:
-                        _, _, plan, seqs = guard.guard_store(store, scope=scope)
-                        counts = dict(plan.counts)
+                    # Re-evaluation: each round scores the memory the previous one left (quarantined records
+                    # no longer count as evidence, rewritten ones count with their new action).
+                    for _ in range(params.repair_rounds if guard is not None else 0):
+                        _, _, plan, seqs = guard.guard_store(store, scope=scope)  # type: ignore[union-attr]
+                        for k, v in plan.counts.items():
+                            counts[k] = counts.get(k, 0) + v
+                        if not seqs:
+                            break
                     memory = SharedMemory(store, featurizer=feat, recency_halflife=RECENCY_HALFLIFE,
                                           recency_weight=RECENCY_WEIGHT, scope=scope)
                     d, wr, more = _episodes(sc, memory, truth, w.clock, seed, params.eval_steps, guard, scope)
@@ -266,6 +289,7 @@ def run_seed(params: BenchParams, seed: int, out_dir: Path, log: Callable[[str],
                     bad = {r for r, t in truth.items() if t.label == 1} | set(prop_now["derived_ids"])
                     block: dict[str, Any] = {"decisions": d, "wrong": wr, "hop_sum": prop_now["hop_sum"], "hop_n": prop_now["hop_n"],
                                              "hop_max": prop_now["hop_max"], "affected": prop_now["affected"],
+                                             "hop_hist": prop_now["hop_hist"], "derived_all": prop_now["derived"],
                                              "repaired": len(repaired), "repaired_benign": len(repaired - bad),
                                              "repaired_bad": len(repaired & bad), "bad": len(bad & {r for r in truth if scope_match(r, sc)}),
                                              "counts": counts}
@@ -292,6 +316,7 @@ def run_seed(params: BenchParams, seed: int, out_dir: Path, log: Callable[[str],
             w.memory.store.close()
     timings["repair_eval_s"] = time.perf_counter() - t3
     timings["total_s"] = time.perf_counter() - t0
+    timings["total_cpu_s"] = time.process_time() - c0  # this process only (one BLAS thread)
     return {
         "seed": seed, "records": len(records), "units": units, "methods": methods,
         "thresholds": {m: guards[m].threshold for m in methods}, "auc": aucs, "auc_components": extra_auc,
@@ -403,7 +428,14 @@ def run_memory_bench(settings: Settings, params: BenchParams, output: Path, log:
         params={k: (list(v) if isinstance(v, tuple) else v) for k, v in params.__dict__.items() if k != "postgres_url"},
     )
     runlog = RunLog.open(output / "runlog.jsonl", header, resume=True)
-    if runlog.header.params != header.params:
+    defaults = {k: (list(v) if isinstance(v, tuple) else v) for k, v in BenchParams().__dict__.items()}
+
+    def same(params: dict[str, Any]) -> dict[str, Any]:
+        """Parameters that must match: not the seed count (seeds 0..N-1 are summarised, so a run
+        can be extended or summarised early); a parameter a log predates ran with its default."""
+        return {k: v for k, v in {**defaults, **params}.items() if k not in ("seeds", "postgres_url")}
+
+    if same(runlog.header.params) != same(header.params):
         runlog.close()
         raise ConfigError(f"{output / 'runlog.jsonl'} holds a run with other parameters; use another --output "
                           "(the earlier log is kept)")
@@ -417,12 +449,14 @@ def run_memory_bench(settings: Settings, params: BenchParams, output: Path, log:
             result = run_seed(params, seed, output, log)
             runlog.write("seed", key=key, **result)
             log(f"seed {seed}: AUC {result['auc']['proposed']:.3f} in {result['timings']['total_s']:.1f} s")
-        results = [e.data for e in runlog.of_type("seed")]
+        wanted = {f"{params.kind}-{params.ratio}-{seed}" for seed in range(params.seeds)}
+        results = [e.data for e in runlog.of_type("seed") if e.key in wanted]
     summary = aggregate(results)
     summary.update({
-        "params": runlog.header.params, "run_log": str(output / "runlog.jsonl"),
+        "params": {**runlog.header.params, "seeds": params.seeds}, "run_log": str(output / "runlog.jsonl"),
         "records_per_seed": [r["records"] for r in results],
-        "timings": {k: float(np.mean([r["timings"][k] for r in results])) for k in results[0]["timings"]},
+        "timings": {k: float(np.mean([r["timings"][k] for r in results])) for k in results[0]["timings"]
+                    if all(k in r["timings"] for r in results)},
         "auc_components": [r["auc_components"] for r in results],
     })
     (output / "summary.json").write_text(json.dumps(summary, indent=2, default=float))
