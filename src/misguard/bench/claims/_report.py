@@ -212,6 +212,15 @@ def render_tables(log_path: Path, output: Path, console: Console) -> dict:
             ("100k claims: exact search (ms/query)", f"{speed['search_100k_ms_per_query']:.1f}"),
             ("100k claims: reopen store (s)", f"{speed['open_100k_s']:.2f}"),
         ]
+        if "every_sentence_checks_per_s" in speed:
+            items.insert(3, ("batch checks, every sentence checked (session 3; checks/s, median)",
+                             f"{speed['every_sentence_checks_per_s']:.1f}" + _runs(speed, "every_sentence_runs")))
+        tok = speed.get("tokens") or {}
+        if tok:
+            items.insert(4, (f"e5 tokens embedded per raw token ({tok['texts']} texts): default / every sentence",
+                             f"{tok['default_per_raw']:.2f} / {tok['every_sentence_per_raw']:.2f}"))
+            items.insert(5, ("views embedded per text: default / every sentence",
+                             f"{tok['default_views_per_text']:.2f} / {tok['every_sentence_views_per_text']:.2f}"))
         lines = ["**speed**", "", "| measure | value |", "|---|---:|"]
         for k, v in items:
             table.add_row(k, v)
@@ -224,7 +233,7 @@ def render_tables(log_path: Path, output: Path, console: Console) -> dict:
     if cli_speed:
         summary["cli_speed"] = cli_speed
         c = cli_speed
-        emit(*_table(f"speed through the CLI ({c['store_claims']} claims, {c['n']} fresh short texts, medians of {c['repeats']})",
+        emit(*_table(f"speed through the CLI ({c['store_claims']} claims, {c['n']} fresh LIAR statements, medians of {c['repeats']})",
                      ["measure", "value"],
                      [["raw e5 embedding in-process (texts/s)", f"{c['raw_embed_per_s']:.1f}" + _runs(c, "raw_runs")],
                       ["misguard check --input, process start included (texts/s)", f"{c['cli_checks_per_s']:.1f}" + _runs(c, "cli_runs")],
@@ -258,6 +267,15 @@ def _checkthat_tables(events, summary: dict, emit) -> None:
         summary["checkthat_social"] = social
         emit(*_table("CheckThat-2020 dev tweets: social-media normalisation steps",
                      ["variant", "P@1 dense", "P@1 BM25", "P@1 RRF", "MRR RRF", "MAP@5 RRF", "right claim among candidates", "tweets"], body))
+    views = list(_latest(events, "views").values())
+    if views:
+        body = [[str(r["sentence_words"]), f"{r.get('statements_tokens_per_raw', float('nan')):.2f}",
+                 f"{r.get('tweets_tokens_per_raw', float('nan')):.2f}", f"{r['dense_p1']:.3f}", f"{r['learned_p1']:.3f}",
+                 f"{r['learned_map5']:.3f}", str(r["learned_n"])] for r in views]
+        summary["checkthat_views"] = views
+        emit(*_table("Sentence views only from N words (CheckThat-2020 dev tweets; tokens: e5 tokens embedded per raw token)",
+                     ["N", "tokens, LIAR train statements", "tokens, dev tweets", "P@1 dense", "P@1 learned",
+                      "MAP@5 learned", "tweets"], body))
     ranking = list(_latest(events, "ranking").values())
     if ranking:
         body = [[r["split"], r["ranking"], f"{r['map5']:.3f}", f"{r['p1']:.3f}", f"{r['mrr']:.3f}",

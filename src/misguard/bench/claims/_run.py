@@ -56,7 +56,7 @@ from ...errors import LLMError
 from ...llm import get_llm
 from ...runlog import RunHeader, RunLog, public_settings
 from ...types import Claim
-from ._checkthat import analyse_tweets, build_checkthat_store, check_tweets, choose_ranker, social_ablation
+from ._checkthat import analyse_tweets, build_checkthat_store, check_tweets, choose_ranker, social_ablation, views_sweep
 from ._data import CHECKTHAT, CheckThat, DevSet, TweetQuery, load_checkthat, load_devset, load_distractors, resolve_data_dir
 from ._paper import PaperQuery, load_true_claims, paper_queries, run_paper
 from ._pooled import SOURCES, Row, assign_folds, cross_validate, fit_final, leave_one_source_out
@@ -123,16 +123,19 @@ def run_claims_bench(
                 check_tweets(final, ct.queries[split], split, log, console)
             # On the dev tweets only: every variant re-embeds most tweets (e5 is the bottleneck).
             social_ablation(ct_store, ThresholdDecision(1.0, shift=model.shift), ct.queries["dev"], log, console)
+            views_sweep(ct_store, ThresholdDecision(1.0, shift=model.shift, ranker=model.ranker), ct.queries["dev"],
+                        _SpeedTexts(data, settings.seed).texts[-3000:], log, console)
         if not checkthat_only:
             _routing(store, guard, dev, log, console)
         if paper_translate:
             run_paper(settings, guard, extra, load_true_claims(data), paper, paper_translate, log, console)
         if judge:
             _judge(settings, dev, log, judge_limit, console)
-        if speed and "speed" not in log.done_keys("speed"):
-            _speed(settings, ct_store or store, log, console)
-        if speed and "cli_speed" not in log.done_keys("cli_speed"):
-            _cli_speed(settings, ct_store or store, log, console)
+        speed_texts = _SpeedTexts(data, settings.seed) if speed else None
+        if speed_texts is not None and "speed" not in log.done_keys("speed"):
+            _speed(settings, ct_store or store, speed_texts, log, console)
+        if speed_texts is not None and "cli_speed" not in log.done_keys("cli_speed"):
+            _cli_speed(settings, ct_store or store, speed_texts, log, console)
     finally:
         log.close()
     summary = render_tables(output / "runlog.jsonl", output, console)
@@ -430,16 +433,43 @@ def _judge(settings: Settings, dev: DevSet, log: RunLog, limit: int, console: Co
 
 # -- 6. speed -----------------------------------------------------------------------------
 
-_WORDS = ("vaccine election climate bank flood virus border tax moon school water court senator "
-          "president hospital tower river army doctor farmer festival bridge satellite").split()
+class _SpeedTexts:
+    """Real short texts for the speed runs: LIAR train statements (politicians' claims, one
+    to three sentences, the kind of text the service sees), shuffled once; `take` never
+    hands out a text twice, so no run is served from an embedding cache."""
+
+    def __init__(self, data_dir: Path, seed: int) -> None:
+        import csv
+
+        path = data_dir / "claims" / "liar" / "train.tsv"
+        with path.open(encoding="utf-8", newline="") as fh:
+            rows = [r[2] for r in csv.reader(fh, delimiter="\t", quoting=csv.QUOTE_NONE) if len(r) > 2 and r[2].strip()]
+        self.texts = list(dict.fromkeys(rows))
+        random.Random(seed).shuffle(self.texts)
+        self.source = f"{path} ({len(self.texts)} unique statements, shuffled with seed {seed})"
+        self._next = 0
+
+    def take(self, n: int) -> list[str]:
+        if self._next + n > len(self.texts):
+            raise ValueError(f"the speed runs need more than the {len(self.texts)} LIAR train statements")
+        out = self.texts[self._next : self._next + n]
+        self._next += n
+        return out
 
 
-def _fresh_texts(n: int, salt: str) -> list[str]:
-    rng = random.Random(salt)
-    out = []
-    for i in range(n):
-        a, b, c = rng.sample(_WORDS, 3)
-        out.append(f"Reports claim the {a} near the {b} caused {rng.randint(2, 900)} {c} problems in {salt} case {i}.")
+def _token_work(guards: dict[str, ClaimGuard], texts: list[str]) -> dict[str, float]:
+    """Embedding work without a clock: e5 tokens each guard embeds per token of the raw
+    texts, and its views per text (e5 only: other embedders count no tokens)."""
+    first = next(iter(guards.values()))
+    count = getattr(first.embedder, "token_count", None)
+    if count is None:
+        return {}
+    raw = sum(count(t, "query") for t in texts)
+    out: dict[str, float] = {"texts": len(texts), "raw_tokens": raw}
+    for name, g in guards.items():
+        views = [v.text for t in texts for v in g.views(t)]
+        out[f"{name}_per_raw"] = sum(count(v, "query") for v in views) / raw
+        out[f"{name}_views_per_text"] = len(views) / len(texts)
     return out
 
 
@@ -450,21 +480,25 @@ def _rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def _speed(settings: Settings, store: ClaimStore, log: RunLog, console: Console) -> None:
+def _speed(settings: Settings, store: ClaimStore, texts: _SpeedTexts, log: RunLog, console: Console) -> None:
     cold = settings.embed.model_copy(update={"cache_dir": None, "memory_cache_size": 4096})
     embedder = get_embedder(None, cold)
     # A second handle on the same store, with an embedder that has no disk cache.
     bench_store = ClaimStore.open(store.path, embedder)
     guard = ClaimGuard(bench_store, decision=_shipped_or_threshold(embedder.spec))
+    # Session 3's guard checked every sentence of every text: the same guard with that.
+    every_view = ClaimGuard(bench_store, decision=guard.decision, sentence_words=0)
     n, repeats = 128, 5
     embedder.embed(["warm up"], "query")
-    guard.check("warm up the guard")
+    for g in (guard, every_view):
+        g.check("warm up the guard")
+        g.check_many(texts.take(64))
     # Raw embedding and batch checks alternate, on fresh texts each time, and the ratio is
     # taken of the medians: measured once each, back to back, the ratio swung 0.79-1.03
     # between runs on this shared 2-core machine.
-    raw_rates, batch_rates = [], []
+    raw_rates, batch_rates, every_rates = [], [], []
     for r in range(repeats):
-        raw_texts, batch_texts = _fresh_texts(n, f"raw{r}"), _fresh_texts(n, f"batch{r}")
+        raw_texts, batch_texts, every_texts = texts.take(n), texts.take(n), texts.take(n)
         t0 = time.perf_counter()
         embedder.embed(raw_texts, "query")
         raw_rates.append(n / (time.perf_counter() - t0))
@@ -472,31 +506,37 @@ def _speed(settings: Settings, store: ClaimStore, log: RunLog, console: Console)
         for i in range(0, n, 64):
             guard.check_many(batch_texts[i : i + 64])
         batch_rates.append(n / (time.perf_counter() - t0))
+        t0 = time.perf_counter()
+        for i in range(0, n, 64):
+            every_view.check_many(every_texts[i : i + 64])
+        every_rates.append(n / (time.perf_counter() - t0))
+        console.print(f"speed run {r + 1}/{repeats}: raw e5 {raw_rates[-1]:.1f}/s, check_many {batch_rates[-1]:.1f}/s, "
+                      f"every sentence {every_rates[-1]:.1f}/s")
     raw_rate, batch_rate = statistics.median(raw_rates), statistics.median(batch_rates)
     t0 = time.perf_counter()
     for i in range(0, n, 64):
         guard.check_many(batch_texts[i : i + 64])
     cached_rate = n / (time.perf_counter() - t0)
     single = []
-    for text in _fresh_texts(100, "single"):
+    for text in texts.take(100):
         t0 = time.perf_counter()
         guard.check(text)
         single.append(time.perf_counter() - t0)
     single_embed = []
-    for text in _fresh_texts(100, "single-embed"):
+    for text in texts.take(100):
         t0 = time.perf_counter()
         embedder.embed(text, "query")
         single_embed.append(time.perf_counter() - t0)
     # Ingest: fresh claims into a fresh store (embedding included).
     with tempfile.TemporaryDirectory() as tmp:
         fresh = ClaimStore.open(Path(tmp) / "s", embedder, create=True)
-        claims = [Claim(id=f"i{i}", text=t, verdict="false") for i, t in enumerate(_fresh_texts(200, "ingest"))]
+        claims = [Claim(id=f"i{i}", text=t, verdict="false") for i, t in enumerate(texts.take(200))]
         t0 = time.perf_counter()
         fresh.add(claims)
         ingest_rate = len(claims) / (time.perf_counter() - t0)
         fresh.close()
     mem = _memory_100k(embedder.dim)
-    profile = _profile(guard, _fresh_texts(128, "profile"))
+    profile = _profile(guard, texts.take(128))
     log.write(
         "speed", key="speed", store_claims=len(store), raw_embed_per_s=raw_rate, batch_checks_per_s=batch_rate,
         ratio=batch_rate / raw_rate, raw_embed_runs=raw_rates, batch_check_runs=batch_rates,
@@ -504,15 +544,18 @@ def _speed(settings: Settings, store: ClaimStore, log: RunLog, console: Console)
         single_p50_ms=1000 * statistics.median(single), single_p95_ms=1000 * float(np.percentile(single, 95)),
         single_embed_p50_ms=1000 * statistics.median(single_embed),
         single_embed_p95_ms=1000 * float(np.percentile(single_embed, 95)),
-        ingest_claims_per_s=ingest_rate, n=n, repeats=repeats, **mem, profile=profile,
+        ingest_claims_per_s=ingest_rate, n=n, repeats=repeats, **mem, profile=profile, texts=texts.source,
+        every_sentence_checks_per_s=statistics.median(every_rates), every_sentence_runs=every_rates,
+        tokens=_token_work({"default": guard, "every_sentence": every_view}, texts.texts[-2000:]),
     )
     bench_store.close()
     console.print("speed measured")
 
 
-def _cli_speed(settings: Settings, store: ClaimStore, log: RunLog, console: Console, n: int = 500, repeats: int = 3) -> None:
+def _cli_speed(settings: Settings, store: ClaimStore, pool: _SpeedTexts, log: RunLog, console: Console, n: int = 500,
+               repeats: int = 3) -> None:
     """End to end through the CLI, as a user runs it: `misguard check --input` on n fresh
-    short texts against `store` (process start, imports, store and model load included)
+    LIAR statements against `store` (process start, imports, store and model load included)
     alternating with raw e5 embedding of n other fresh texts in this process; and
     `misguard claims add` of fresh claims into a new store. Ratio of medians."""
     import os
@@ -528,20 +571,20 @@ def _cli_speed(settings: Settings, store: ClaimStore, log: RunLog, console: Cons
     raw_rates, cli_rates = [], []
     with tempfile.TemporaryDirectory() as tmp:
         for r in range(repeats):
-            texts = _fresh_texts(n, f"cli-raw{r}")
+            texts = pool.take(n)
             t0 = time.perf_counter()
             for i in range(0, n, 64):
                 embedder.embed(texts[i : i + 64], "query")
             raw_rates.append(n / (time.perf_counter() - t0))
             inp, out = Path(tmp) / f"in{r}.jsonl", Path(tmp) / f"out{r}.jsonl"
-            inp.write_text("".join(json.dumps({"id": i, "text": t}) + "\n" for i, t in enumerate(_fresh_texts(n, f"cli{r}"))))
+            inp.write_text("".join(json.dumps({"id": i, "text": t}) + "\n" for i, t in enumerate(pool.take(n))))
             t0 = time.perf_counter()
             subprocess.run([*base, "check", "--db", str(store.path), "--input", str(inp), "--output", str(out)],
                            check=True, env=env, capture_output=True)
             cli_rates.append(n / (time.perf_counter() - t0))
             console.print(f"CLI speed run {r + 1}/{repeats}: raw e5 {raw_rates[-1]:.1f}/s, check --input {cli_rates[-1]:.1f}/s")
         claims = Path(tmp) / "claims.jsonl"
-        fresh = _fresh_texts(300, "cli-ingest")
+        fresh = pool.take(300)
         claims.write_text("".join(json.dumps({"id": f"c{i}", "text": t, "verdict": "false"}) + "\n" for i, t in enumerate(fresh)))
         t0 = time.perf_counter()
         subprocess.run([*base, "claims", "add", "--db", str(Path(tmp) / "fresh"), str(claims)], check=True, env=env,
@@ -550,7 +593,7 @@ def _cli_speed(settings: Settings, store: ClaimStore, log: RunLog, console: Cons
     raw, cli = statistics.median(raw_rates), statistics.median(cli_rates)
     log.write("cli_speed", key="cli_speed", n=n, repeats=repeats, store_claims=len(store), raw_embed_per_s=raw,
               cli_checks_per_s=cli, ratio=cli / raw, raw_runs=raw_rates, cli_runs=cli_rates,
-              cli_ingest_claims_per_s=ingest, ingest_claims=len(fresh))
+              cli_ingest_claims_per_s=ingest, ingest_claims=len(fresh), texts=pool.source)
     console.print(f"CLI: check --input {cli:.1f}/s vs raw e5 {raw:.1f}/s ({cli / raw:.2f}x); claims add {ingest:.1f} claims/s")
 
 
