@@ -55,7 +55,10 @@ class ClaimGuard:
     Args:
         store: the claims; only false-like verdicts (false, mostly-false) can flag a text.
         decision: the offline decision (default: the model fitted for the store's embedder).
-        judge: optional LLM judge (the paper's prompts); when set it makes the final call.
+        judge: optional LLM judge (the paper's prompts); when set it makes the final call,
+            on every text or, with `judge_band`, only where the offline score is unsure.
+        judge_band: (low, high): the judge is asked only when low <= offline score < high;
+            outside, the offline decision stands (None: the judge decides every text).
         route_topics: restrict retrieval to the topics the topic agent predicts.
         shift: language shift applied to query vectors before retrieval (default: the
             decision's own; the decision's features were fitted after it).
@@ -87,6 +90,7 @@ class ClaimGuard:
         social: tuple[str, ...] = DEFAULT_STEPS,
         k_output: int = CANDIDATES_OUT,
         sentence_words: int = SENTENCE_WORDS,
+        judge_band: tuple[float, float] | None = None,
     ) -> None:
         self.store = store
         self.embedder = store.embedder
@@ -99,6 +103,9 @@ class ClaimGuard:
             )
         self._direction = self.shift.direction if self.shift is not None else None
         self.judge = judge
+        if judge_band is not None and not 0.0 <= judge_band[0] < judge_band[1] <= 1.0:
+            raise ConfigError(f"judge band {judge_band} is not 0 <= low < high <= 1")
+        self.judge_band = judge_band
         self.route_topics = route_topics
         self.k = k
         self.k_lexical = k_lexical
@@ -130,6 +137,7 @@ class ClaimGuard:
             "embedder": self.embedder.describe(),
             "decision": self.decision.describe(),
             "judge": self.judge.describe() if self.judge else None,
+            "judge_band": list(self.judge_band) if self.judge_band else None,
             "route_topics": self.route_topics,
             "language_shift": self.shift is not None,
             "k": self.k,
@@ -402,7 +410,8 @@ class ClaimGuard:
         flagged = score >= self.decision.threshold
         stages.append(f"decide:{self.decision.name}")
         decided_by = self.decision.name
-        if self.judge is not None:
+        unsure = self.judge_band is None or self.judge_band[0] <= score < self.judge_band[1]
+        if self.judge is not None and unsure:
             flagged = self.judge.judge(a.context.text, [a.claim.text])
             stages.append(self.judge.name)
             decided_by = self.judge.name

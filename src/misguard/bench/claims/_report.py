@@ -241,6 +241,33 @@ def render_tables(log_path: Path, output: Path, console: Console) -> dict:
                       [f"misguard claims add, {c['ingest_claims']} fresh claims, process start included (claims/s)",
                        f"{c['cli_ingest_claims_per_s']:.1f}"]]))
 
+    band = _latest(events, "band")
+    if band:
+        answers = list(_latest(events, "band_judge").values())
+        body, summary["band_judge"] = [], {}
+        for source, b in band.items():
+            for label, n_key, acc_key in (("false", "n_false", "false_acc"), ("true", "n_true", "factual_acc")):
+                if not b[n_key]:
+                    continue
+                mine = [a for a in answers if a["source"] == source and a["label"] == label]
+                want = label == "false"
+                ok = [a for a in mine if isinstance(a["judge"], bool)]
+                offline_ok = sum(a["offline"] == want for a in mine)
+                judge_ok = sum(a["judge"] == want if isinstance(a["judge"], bool) else a["offline"] == want for a in mine)
+                exact = b["judged"] == b["in_band"]
+                with_judge = b[acc_key] + (judge_ok - offline_ok) / b[n_key] if exact else None
+                row = {"source": source, "class": label, "n": b[n_key], "judged": len(mine), "errors": len(mine) - len(ok),
+                       "offline_acc": b[acc_key], "judged_offline_ok": offline_ok, "judged_judge_ok": judge_ok,
+                       "with_judge_acc": with_judge, "all_in_band_judged": exact}
+                summary["band_judge"][f"{source}: {label}"] = row
+                body.append([source, "false claims" if want else "true / not stored", str(b[n_key]), str(len(mine)),
+                             f"{100 * b[acc_key]:.1f}%", f"{offline_ok} / {judge_ok}",
+                             f"{100 * with_judge:.1f}%" if with_judge is not None else "(sampled)", str(len(mine) - len(ok))])
+        first = next(iter(band.values()))
+        emit(*_table(f"LLM judge on the uncertain band [{first['low']}, {first['high']}) of the offline score",
+                     ["source", "class", "texts", "in band, judged", "offline accuracy", "right in band: offline / judge",
+                      "accuracy with the judge", "judge errors"], body))
+
     (output / "tables.md").write_text("\n".join(md) + "\n", encoding="utf-8")
     (output / "summary.json").write_text(json.dumps(summary, indent=1, default=str), encoding="utf-8")
     return summary
