@@ -32,7 +32,7 @@ MAX_CHARS = 100_000
 #: Candidates listed in a verdict (and in `check` output rows) unless told otherwise.
 CANDIDATES_OUT = 5
 #: Shortest text (in `_text.words`) whose sentences are also checked one by one. Checking
-#: every sentence of short texts made the guard embed 1.35x the tokens of the texts
+#: every sentence of short texts made the guard embed 1.37x the tokens of the texts
 #: themselves (LIAR train statements) for no gain on the CheckThat dev tweets; chosen on
 #: those two (docs/BENCHMARKS.md, session 4), never on the dev set or a test split.
 SENTENCE_WORDS = 40
