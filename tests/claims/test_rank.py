@@ -63,3 +63,18 @@ def test_map_at_5_and_mrr_as_the_shared_task_counts_them():
     assert average_precision_at(["a", "x", "b"], {"a", "b"}) == pytest.approx((1 + 2 / 3) / 2)
     assert reciprocal_rank(["x", "y", "a"], {"a"}) == pytest.approx(1 / 3)
     assert reciprocal_rank(["x"], {"a"}) == 0.0
+
+
+def test_pairs_without_ranks_the_kept_candidates_as_if_alone():
+    from misguard.claims._rank import RANK_FEATURES, pairs_without
+
+    col = {n: i for i, n in enumerate(RANK_FEATURES)}
+    pairs = np.zeros((3, len(RANK_FEATURES)))
+    pairs[:, col["body"]] = pairs[:, col["seg"]] = [0.9, 0.8, 0.7]
+    pairs[:, col["dense_rr"]] = [1.0, 0.5, 1 / 3]
+    pairs[:, col["lex_rr"]] = [1.0, 0.0, 0.5]
+    pairs[:, col["lex_rel"]] = [1.0, 0.0, 0.4]
+    sub = pairs_without(pairs, np.array([False, True, True]))
+    assert sub[:, col["dense_rr"]].tolist() == [1.0, 0.5]
+    assert sub[:, col["lex_rr"]].tolist() == [0.0, 1.0] and sub[:, col["lex_rel"]].tolist() == [0.0, 1.0]
+    assert sub[:, col["body"]].tolist() == [0.8, 0.7]

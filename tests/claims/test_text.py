@@ -1,5 +1,5 @@
 from misguard.claims import clean_text, guess_language, segment, strip_instructions
-from misguard.claims._text import clean_with_offsets
+from misguard.claims._text import clean_with_offsets, words
 
 
 def test_strip_the_papers_instructions():
@@ -71,3 +71,17 @@ def test_guess_language():
     assert guess_language("Le parlement a voté pour la capitale des députés") == "fr"
     assert guess_language("The parliament voted for the capital") == "en"
     assert guess_language("12345 !!!") == "und"
+
+
+def test_short_texts_are_not_split_into_sentences_but_keep_their_options():
+    short = "Goldfish forget in seconds. Everyone knows it."
+    assert [s.kind for s in segment(short, sentence_words=40)] == ["body"]
+    assert [s.kind for s in segment(short, sentence_words=0)] == ["body", "sentence", "sentence"]
+    mcq = "Which is true?\nA. Goldfish forget in three seconds\nB. Cats have nine lives"
+    assert [s.kind for s in segment(mcq, sentence_words=40)] == ["body", "stem", "option", "option"]
+
+
+def test_words_counts_each_cjk_character():
+    assert words("Vikings wore horned helmets.") == 4
+    assert words("维京人戴头盔") == 6 and words("Vikings 维京人") == 4
+    assert words("x" * 600) == 100

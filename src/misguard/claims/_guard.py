@@ -31,6 +31,11 @@ from ._topics import OfflineTopicClassifier
 MAX_CHARS = 100_000
 #: Candidates listed in a verdict (and in `check` output rows) unless told otherwise.
 CANDIDATES_OUT = 5
+#: Shortest text (in `_text.words`) whose sentences are also checked one by one. Checking
+#: every sentence of short texts made the guard embed 1.37x the tokens of the texts
+#: themselves (LIAR train statements) for no gain on the CheckThat dev tweets; chosen on
+#: those two (docs/BENCHMARKS.md, session 4), never on the dev set or a test split.
+SENTENCE_WORDS = 40
 
 
 @dataclass
@@ -50,7 +55,10 @@ class ClaimGuard:
     Args:
         store: the claims; only false-like verdicts (false, mostly-false) can flag a text.
         decision: the offline decision (default: the model fitted for the store's embedder).
-        judge: optional LLM judge (the paper's prompts); when set it makes the final call.
+        judge: optional LLM judge (the paper's prompts); when set it makes the final call,
+            on every text or, with `judge_band`, only where the offline score is unsure.
+        judge_band: (low, high): the judge is asked only when low <= offline score < high;
+            outside, the offline decision stands (None: the judge decides every text).
         route_topics: restrict retrieval to the topics the topic agent predicts.
         shift: language shift applied to query vectors before retrieval (default: the
             decision's own; the decision's features were fitted after it).
@@ -60,6 +68,9 @@ class ClaimGuard:
             ships a ranker, else dense); see `misguard.claims._rank`.
         social: social-media normalisation steps (`STEPS` of `_social`; () = none).
         k_output: candidates listed in each verdict.
+        sentence_words: a text's sentences are checked one by one only when it holds at
+            least this many words (`_text.words`); below, the whole text and any MCQ
+            options are (see `SENTENCE_WORDS`).
         cache_size: verdicts kept for repeated texts.
     """
 
@@ -78,6 +89,8 @@ class ClaimGuard:
         ranking: str | None = None,
         social: tuple[str, ...] = DEFAULT_STEPS,
         k_output: int = CANDIDATES_OUT,
+        sentence_words: int = SENTENCE_WORDS,
+        judge_band: tuple[float, float] | None = None,
     ) -> None:
         self.store = store
         self.embedder = store.embedder
@@ -90,6 +103,9 @@ class ClaimGuard:
             )
         self._direction = self.shift.direction if self.shift is not None else None
         self.judge = judge
+        if judge_band is not None and not 0.0 <= judge_band[0] < judge_band[1] <= 1.0:
+            raise ConfigError(f"judge band {judge_band} is not 0 <= low < high <= 1")
+        self.judge_band = judge_band
         self.route_topics = route_topics
         self.k = k
         self.k_lexical = k_lexical
@@ -107,6 +123,7 @@ class ClaimGuard:
         self._cues: dict[int, tuple[set[str], set[str], set[str]]] = {}
         self._cues_generation = -1
         self.max_segments = max_segments
+        self.sentence_words = sentence_words
         self.topics = OfflineTopicClassifier(self.embedder, cache_dir=store.path)
         self._cache: OrderedDict[str, Verdict] = OrderedDict()
         self._cache_size = cache_size
@@ -120,6 +137,7 @@ class ClaimGuard:
             "embedder": self.embedder.describe(),
             "decision": self.decision.describe(),
             "judge": self.judge.describe() if self.judge else None,
+            "judge_band": list(self.judge_band) if self.judge_band else None,
             "route_topics": self.route_topics,
             "language_shift": self.shift is not None,
             "k": self.k,
@@ -127,6 +145,7 @@ class ClaimGuard:
             "ranking": self.ranking,
             "ranker": self.ranker.to_dict() if self.ranker is not None else None,
             "social": list(self.social),
+            "sentence_words": self.sentence_words,
             "topics": self.topics.describe(),
         }
 
@@ -210,8 +229,13 @@ class ClaimGuard:
             social = normalised != clean
             clean, offsets = normalised, [offsets[i] for i in where]
         _, _, instructions = strip_instructions(clean)
-        segments = segment(clean, max_segments=self.max_segments) if clean.strip() else []
+        segments = segment(clean, max_segments=self.max_segments, sentence_words=self.sentence_words) if clean.strip() else []
         return _Prepared(original, clean, offsets, segments, truncated, instructions, social)
+
+    def views(self, text: str) -> list[Segment]:
+        """The pieces of `text` the guard embeds (the whole, then options and sentences),
+        after cleaning and social-media normalisation; offsets are into the cleaned text."""
+        return self._prepare(text).segments
 
     def query_vectors(self, texts: Sequence[str]) -> list[tuple[str, np.ndarray]]:
         """(guessed language, raw segment vectors) per non-empty text: what a
@@ -295,14 +319,18 @@ class ClaimGuard:
         # MCQ option; BM25 brings names, numbers and rare words the embedding blurs.
         sims = seg_vecs @ self.store.vectors[candidates].T  # (segments, candidates)
         pairs = self._pair_features(p, sims, candidates, lexical)
-        order = np.argsort(-rank_scores(pairs, self.ranking, self.ranker), kind="stable")
+        scores = rank_scores(pairs, self.ranking, self.ranker)
+        order = np.argsort(-scores, kind="stable")
         analysis.slots = [candidates[j] for j in order]
         analysis.store = self.store
         analysis.pairs = pairs[order]
         analysis.sims = sims[:, order]
         analysis.seg_vecs = seg_vecs
-        analysis.ranked = [(analysis.slots[j], float(s)) for j, s in enumerate(
-            rank_scores(analysis.pairs, self.ranking, self.ranker)[: self.k_output])]
+        analysis.ranked = [(analysis.slots[j], float(scores[k])) for j, k in enumerate(order[: self.k_output])]
+        # The decision reads the language of the body (instructions stripped), which can
+        # differ from the whole text's ("Translate from French: ...").
+        body = p.segments[0].text
+        analysis.body_language = language if body == p.clean else guess_language(body)
         self.select(analysis, 0)
         return analysis
 
@@ -327,7 +355,7 @@ class ClaimGuard:
         analysis.context = MatchContext(
             s1=float(column.max()), body=float(column[0]), support=float(ordered[1] if len(ordered) > 1 else ordered[0]),
             votes=float((sims.argmax(axis=1) == j).mean()), text=body_text, claim_text=claim.text,
-            segment_kind=analysis.segment.kind, script=script_of(body_text), language=guess_language(body_text),
+            segment_kind=analysis.segment.kind, script=script_of(body_text), language=analysis.body_language,
             query_generic=query_generic, claim_generic=claim_generic,
         )
 
@@ -382,7 +410,8 @@ class ClaimGuard:
         flagged = score >= self.decision.threshold
         stages.append(f"decide:{self.decision.name}")
         decided_by = self.decision.name
-        if self.judge is not None:
+        unsure = self.judge_band is None or self.judge_band[0] <= score < self.judge_band[1]
+        if self.judge is not None and unsure:
             flagged = self.judge.judge(a.context.text, [a.claim.text])
             stages.append(self.judge.name)
             decided_by = self.judge.name
@@ -415,6 +444,7 @@ class Analysis:
     sims: np.ndarray | None = None
     seg_vecs: np.ndarray | None = None
     store: ClaimStore | None = None
+    body_language: str = "und"
     _claims: dict[int, Claim] = field(default_factory=dict)
 
     def claim_at(self, j: int) -> Claim:

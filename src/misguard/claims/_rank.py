@@ -107,6 +107,22 @@ def rank_scores(pairs: np.ndarray, ranking: str, ranker: LinearRanker | None) ->
     raise ConfigError(f"unknown ranking {ranking!r}; use one of {', '.join(RANKINGS)}")
 
 
+def pairs_without(pairs: np.ndarray, keep: np.ndarray) -> np.ndarray:
+    """Pair features of the kept candidates as if the others had never been retrieved
+    (the text against a store without them): the rank and relative-score columns are
+    recomputed over the kept ones; cosines and word overlaps do not change."""
+    col = {name: i for i, name in enumerate(RANK_FEATURES)}
+    sub = pairs[keep].copy()
+    if not len(sub):
+        return sub
+    sub[:, col["dense_rr"]] = reciprocal_ranks(dense_scores(sub[:, col["body"]], sub[:, col["seg"]], sub[:, col["hub"]]))
+    lexical = sub[:, col["lex_rr"]] > 0
+    if lexical.any():
+        sub[lexical, col["lex_rr"]] = reciprocal_ranks(sub[lexical, col["lex_rr"]])
+        sub[lexical, col["lex_rel"]] /= sub[lexical, col["lex_rel"]].max()
+    return sub
+
+
 def fit_ranker(groups: list[tuple[np.ndarray, np.ndarray]], *, c: float, trained_on: str) -> LinearRanker:
     """Fit on texts' candidate lists: each group is (pairs (n, F), is_right (n,)). Only
     groups holding a right candidate teach anything; each group weighs the same."""
@@ -155,6 +171,6 @@ def reciprocal_rank(ranked: list[str], right: set[str] | frozenset[str]) -> floa
 
 
 __all__ = [
-    "RANKINGS", "RANK_FEATURES", "LinearRanker", "average_precision_at", "dense_scores", "fit_ranker",
+    "RANKINGS", "RANK_FEATURES", "LinearRanker", "average_precision_at", "dense_scores", "fit_ranker", "pairs_without",
     "rank_scores", "reciprocal_rank", "reciprocal_ranks",
 ]

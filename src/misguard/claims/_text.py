@@ -136,11 +136,13 @@ def strip_instructions(text: str) -> tuple[str, int, list[str]]:
     return text[offset:], offset, removed
 
 
-def segment(text: str, *, max_segments: int = 64) -> list[Segment]:
+def segment(text: str, *, max_segments: int = 64, sentence_words: int = 0) -> list[Segment]:
     """Split a cleaned text into the pieces worth comparing with stored claims.
 
     Always the whole text (minus instructions); then MCQ options and the question stem;
-    then sentences. Capped at `max_segments` (the whole text always comes first).
+    then sentences, only when the body holds at least `sentence_words` words (`words`:
+    a short text's sentences say little its whole does not, and embedding them costs as
+    much again). Capped at `max_segments` (the whole text always comes first).
     """
     body, offset, _ = strip_instructions(text)
     segments: list[Segment] = []
@@ -169,6 +171,8 @@ def segment(text: str, *, max_segments: int = 64) -> list[Segment]:
         for i, match in enumerate(options):
             end = options[i + 1].start() if i + 1 < len(options) else len(body)
             add(body[match.end() : end], body_start + match.end(), "option")
+    if words(body) < sentence_words:
+        return segments[:max_segments]
     position = 0
     for match in _SENTENCE_END.finditer(body):
         if match.start() > position:
@@ -180,6 +184,17 @@ def segment(text: str, *, max_segments: int = 64) -> list[Segment]:
         add(body[position:], body_start + position, "sentence")
     # Only one sentence: it duplicates the body, nothing more to add.
     return segments[:max_segments]
+
+
+def words(text: str) -> int:
+    """A script-independent length in words: each CJK character counts as one (those
+    scripts do not separate words; e5 spends about a token on each), and a text counts
+    at least a sixth of its characters (so one endless "word" is long too)."""
+    cjk = sum(1 for ch in text if "\u4e00" <= ch <= "\u9fff" or "\u3040" <= ch <= "\u30ff")
+    return max(len(_WORD.findall(text)) - len(_CJK_RUN.findall(text)) + cjk, len(text) // 6)
+
+
+_CJK_RUN = re.compile(r"[\u4e00-\u9fff\u3040-\u30ff]+")
 
 
 def _has_cjk(text: str) -> bool:

@@ -97,7 +97,8 @@ def export(
 
 
 def _guard(settings: Settings, db: Path, decision: Path | None, threshold: float | None, judge: bool,
-           judge_prompt: int, route_topics: bool, candidates: int = 5, ranking: str | None = None):
+           judge_prompt: int, route_topics: bool, candidates: int = 5, ranking: str | None = None,
+           judge_band: str | None = None):
     from ..claims import ClaimGuard, LLMJudge, ThresholdDecision, load_decision
     from ..llm import get_llm
 
@@ -109,13 +110,26 @@ def _guard(settings: Settings, db: Path, decision: Path | None, threshold: float
         chosen = load_decision(decision)
     elif threshold is not None:
         chosen = ThresholdDecision(threshold)
+    band = _band(judge_band)
+    if band is not None and not judge:
+        raise ConfigError("--judge-band needs --judge")
     llm_judge = LLMJudge(get_llm(None, settings.llm), prompt=judge_prompt) if judge else None
     try:
         return ClaimGuard(store, decision=chosen, judge=llm_judge, route_topics=route_topics, k_output=candidates,
-                          ranking=ranking)
+                          ranking=ranking, judge_band=band)
     except ConfigError:
         store.close()
         raise
+
+
+def _band(text: str | None) -> tuple[float, float] | None:
+    if text is None:
+        return None
+    try:
+        low, high = (float(part) for part in text.split(","))
+    except ValueError:
+        raise ConfigError(f"--judge-band takes LOW,HIGH (e.g. 0.3,0.7), not {text!r}") from None
+    return low, high
 
 
 @friendly_errors
@@ -129,6 +143,7 @@ def check(
     threshold: Annotated[Optional[float], typer.Option(help="Use a plain cosine threshold instead (baseline).")] = None,
     judge: Annotated[bool, typer.Option("--judge", help="Let the LLM judge (paper prompt) make the final call.")] = False,
     judge_prompt: Annotated[int, typer.Option(help="The paper's judge prompt, 1 or 2.")] = 2,
+    judge_band: Annotated[Optional[str], typer.Option(help="LOW,HIGH: ask the --judge only when the offline score is in [LOW, HIGH).")] = None,
     route_topics: Annotated[bool, typer.Option("--route-topics", help="Search only the predicted topics.")] = False,
     batch_size: Annotated[int, typer.Option(help="Texts per batch with --input.")] = 64,
     candidates: Annotated[int, typer.Option("--candidates", min=0, max=100, help="Top-k candidate claims listed per text (ids and ranking scores).")] = 5,
@@ -141,7 +156,7 @@ def check(
     settings = settings_from(ctx)
     if (text is None) == (input is None):
         raise DataError("give either a TEXT argument or --input FILE (with --output FILE)")
-    guard = _guard(settings, db, decision, threshold, judge, judge_prompt, route_topics, candidates, ranking)
+    guard = _guard(settings, db, decision, threshold, judge, judge_prompt, route_topics, candidates, ranking, judge_band)
     try:
         if text is not None:
             _print_verdict(text, guard.check(text))
@@ -225,16 +240,23 @@ def bench_claims(
     checkthat_limit: Annotated[int, typer.Option(help="Tests: CheckThat-2020 tweets per split and only their claims plus 1,000 others (0 = all).")] = 0,
     checkthat_train: Annotated[int, typer.Option(help="CheckThat-2020 train tweets used to fit the ranker and the decision (0 = all 800).")] = 0,
     checkthat_only: Annotated[bool, typer.Option("--checkthat-only", help="Only the CheckThat-2020 parts: ranker, rankings, normalisation steps, and the shipped decision with the new ranker on the dev/test tweets.")] = False,
+    judge_band: Annotated[Optional[str], typer.Option(help="LOW,HIGH: also the paper's judge (prompt 2, --llm) on texts whose out-of-fold offline score is in [LOW, HIGH), at most --judge-limit per source.")] = None,
+    only: Annotated[Optional[str], typer.Option(help="Only one part: 'speed' (shipped decision; in-process and through the CLI) or 'judge-band' (on the decision results of OUTPUT's run log).")] = None,
 ) -> None:
     """CheckThat-2020 retrieval (MAP@5, P@1, MRR), one decision fitted across the dev set,
     paper-style LIAR/Snopes attacks and CheckThat train, reported per source and cell;
     topic routing, the LLM judge, and speed."""
     from ..bench.claims import run_claims_bench
 
+    if only not in (None, "speed", "judge-band"):
+        raise ConfigError(f"--only takes 'speed' or 'judge-band', not {only!r}")
+    if only == "judge-band" and judge_band is None:
+        raise ConfigError("--only judge-band needs --judge-band LOW,HIGH")
     settings = settings_from(ctx)
     run_claims_bench(
         settings, output, data_dir=data, distractors=distractors, store_dir=store_dir, judge=judge,
         judge_limit=judge_limit, speed=speed, save_model=save_model, resume=resume, console=console,
         paper=paper, paper_translate=paper_translate, checkthat_limit=checkthat_limit,
-        checkthat_train=checkthat_train, checkthat_only=checkthat_only,
+        checkthat_train=checkthat_train, checkthat_only=checkthat_only, only=only,
+        judge_band=_band(judge_band),
     )

@@ -31,7 +31,7 @@ def test_bench_runs_and_resumes(shared_data, tmp_path):
     out = tmp_path / "run"
     summary = run_claims_bench(settings, out, data_dir=shared_data, distractors=300, store_dir=None, judge=True,
                                judge_limit=8, speed=False, save_model=tmp_path / "m.json", resume=True, console=console,
-                               paper=10, checkthat_limit=40)
+                               paper=10, checkthat_limit=40, judge_band=(0.0, 1.0))
     cells = summary["accuracy"]["offline decision across sources (CV by claim)"]
     assert set(cells) >= {"direct (en)", "mcq (en)", "summarize (en)", "translate zh", "all"}
     assert cells["all"]["n_false"] == 320 and cells["all"]["n_true"] == 160
@@ -39,6 +39,10 @@ def test_bench_runs_and_resumes(shared_data, tmp_path):
     assert summary["store"]["claims"] == 340
     # The mock LLM answers "{}": every judge answer is unparseable and counted, never read as "No".
     assert summary["judge"]["llm-judge-2"]["all"]["errors"] == 8
+    # The band judge (every score in [0, 1)): at most 8 texts per source, failures keep the offline flag.
+    band = summary["band_judge"]
+    assert {"devset: false", "paper: true", "checkthat train: true", "checkthat test: false"} <= set(band)
+    assert all(r["judged"] == r["errors"] and r["judged_offline_ok"] == r["judged_judge_ok"] for r in band.values())
     model = json.loads((tmp_path / "m.json").read_text())
     assert model["embedder"] == "hashing/256"
     # The language shift is fitted with the decision and shipped in the same file.
@@ -56,6 +60,7 @@ def test_bench_runs_and_resumes(shared_data, tmp_path):
         assert m["n"] == 40 and 0 <= m["p1"] <= m["mrr"] <= 1 and 0 <= m["map5"] <= 1
     assert {r["ranking"] for r in summary["checkthat_ranking"]} == {"dense", "lexical", "rrf", "learned"}
     assert {r["variant"] for r in summary["checkthat_social"]} >= {"none", "default", "without handles"}
+    assert [r["sentence_words"] for r in summary["checkthat_views"]] == [0, 20, 30, 40, 50, 60]
     # The ranker ships inside the decision file.
     assert model["ranker"]["features"][:2] == ["body", "seg"]
     header, events = read_runlog(out / "runlog.jsonl")
@@ -86,3 +91,14 @@ def test_checkthat_only_logs_rankings_and_checks_tweets(shared_data, tmp_path):
     lexical = {r["split"]: r for r in summary["checkthat_ranking"] if r["ranking"] == "lexical"}
     # BM25 does not depend on the (hashing) embedder: tweets repeat their claims' words.
     assert lexical["test"]["p1"] >= 0.5
+
+
+def test_speed_texts_are_real_statements_never_handed_out_twice(shared_data):
+    from misguard.bench.claims._run import _SpeedTexts
+
+    pool = _SpeedTexts(shared_data, seed=0)
+    first, second = pool.take(50), pool.take(50)
+    assert len(set(first + second)) == 100 and all(len(t.split()) >= 2 for t in first)
+    assert _SpeedTexts(shared_data, seed=0).take(50) == first
+    with pytest.raises(ValueError, match="more than"):
+        pool.take(len(pool.texts))

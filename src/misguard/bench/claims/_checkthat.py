@@ -117,6 +117,35 @@ def social_ablation(
         console.print(f"social normalisation '{name}': P@1 dense {row['dense_p1']:.3f}, rrf {row['rrf_p1']:.3f}")
 
 
+#: Thresholds tried for `ClaimGuard(sentence_words=...)` (0 = every sentence, session 3).
+SENTENCE_WORDS_TRIED = (0, 20, 30, 40, 50, 60)
+
+
+def views_sweep(
+    store: ClaimStore, decision, queries: list[TweetQuery], statements: list[str], log: RunLog, console: Console
+) -> None:
+    """How short a text may be and still be checked sentence by sentence: for each
+    threshold, retrieval on `queries` (the dev tweets) and the e5 tokens embedded per
+    token of the raw texts, on the tweets and on `statements` (LIAR train statements)."""
+    done = log.done_keys("views")
+    for words in SENTENCE_WORDS_TRIED:
+        if str(words) in done:
+            continue
+        guard = ClaimGuard(store, decision=decision, sentence_words=words)
+        count = getattr(store.embedder, "token_count", None)
+        row: dict[str, object] = {}
+        if count is not None:
+            for name, texts in (("tweets", [q.text for q in queries]), ("statements", statements)):
+                raw = sum(count(t, "query") for t in texts)
+                row[f"{name}_tokens_per_raw"] = sum(count(v.text, "query") for t in texts for v in guard.views(t)) / raw
+        analysed = analyse_tweets(guard, queries)
+        for ranking in ("dense", "rrf", "learned"):
+            metrics = retrieval_metrics([(ranked_ids(t.analysis, ranking, guard.ranker), t.query.gold) for t in analysed])
+            row.update({f"{ranking}_{k}": v for k, v in metrics.items()})
+        log.write("views", key=str(words), sentence_words=words, n_statements=len(statements), **row)
+        console.print(f"sentence views from {words} words: learned P@1 {row['learned_p1']:.3f}")
+
+
 def ranker_groups(analysed: list[TweetAnalysis]) -> list[tuple[np.ndarray, np.ndarray]]:
     return [
         (t.analysis.pairs, np.array([c.id in t.query.gold for c in t.analysis.candidates]))

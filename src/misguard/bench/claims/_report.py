@@ -212,6 +212,15 @@ def render_tables(log_path: Path, output: Path, console: Console) -> dict:
             ("100k claims: exact search (ms/query)", f"{speed['search_100k_ms_per_query']:.1f}"),
             ("100k claims: reopen store (s)", f"{speed['open_100k_s']:.2f}"),
         ]
+        if "every_sentence_checks_per_s" in speed:
+            items.insert(3, ("batch checks, every sentence checked (session 3; checks/s, median)",
+                             f"{speed['every_sentence_checks_per_s']:.1f}" + _runs(speed, "every_sentence_runs")))
+        tok = speed.get("tokens") or {}
+        if tok:
+            items.insert(4, (f"e5 tokens embedded per raw token ({tok['texts']} texts): default / every sentence",
+                             f"{tok['default_per_raw']:.2f} / {tok['every_sentence_per_raw']:.2f}"))
+            items.insert(5, ("views embedded per text: default / every sentence",
+                             f"{tok['default_views_per_text']:.2f} / {tok['every_sentence_views_per_text']:.2f}"))
         lines = ["**speed**", "", "| measure | value |", "|---|---:|"]
         for k, v in items:
             table.add_row(k, v)
@@ -224,13 +233,40 @@ def render_tables(log_path: Path, output: Path, console: Console) -> dict:
     if cli_speed:
         summary["cli_speed"] = cli_speed
         c = cli_speed
-        emit(*_table(f"speed through the CLI ({c['store_claims']} claims, {c['n']} fresh short texts, medians of {c['repeats']})",
+        emit(*_table(f"speed through the CLI ({c['store_claims']} claims, {c['n']} fresh LIAR statements, medians of {c['repeats']})",
                      ["measure", "value"],
                      [["raw e5 embedding in-process (texts/s)", f"{c['raw_embed_per_s']:.1f}" + _runs(c, "raw_runs")],
                       ["misguard check --input, process start included (texts/s)", f"{c['cli_checks_per_s']:.1f}" + _runs(c, "cli_runs")],
                       ["ratio of medians", f"{c['ratio']:.2f}"],
                       [f"misguard claims add, {c['ingest_claims']} fresh claims, process start included (claims/s)",
                        f"{c['cli_ingest_claims_per_s']:.1f}"]]))
+
+    band = _latest(events, "band")
+    if band:
+        answers = list(_latest(events, "band_judge").values())
+        body, summary["band_judge"] = [], {}
+        for source, b in band.items():
+            for label, n_key, acc_key in (("false", "n_false", "false_acc"), ("true", "n_true", "factual_acc")):
+                if not b[n_key]:
+                    continue
+                mine = [a for a in answers if a["source"] == source and a["label"] == label]
+                want = label == "false"
+                ok = [a for a in mine if isinstance(a["judge"], bool)]
+                offline_ok = sum(a["offline"] == want for a in mine)
+                judge_ok = sum(a["judge"] == want if isinstance(a["judge"], bool) else a["offline"] == want for a in mine)
+                exact = b["judged"] == b["in_band"]
+                with_judge = b[acc_key] + (judge_ok - offline_ok) / b[n_key] if exact else None
+                row = {"source": source, "class": label, "n": b[n_key], "judged": len(mine), "errors": len(mine) - len(ok),
+                       "offline_acc": b[acc_key], "judged_offline_ok": offline_ok, "judged_judge_ok": judge_ok,
+                       "with_judge_acc": with_judge, "all_in_band_judged": exact}
+                summary["band_judge"][f"{source}: {label}"] = row
+                body.append([source, "false claims" if want else "true / not stored", str(b[n_key]), str(len(mine)),
+                             f"{100 * b[acc_key]:.1f}%", f"{offline_ok} / {judge_ok}",
+                             f"{100 * with_judge:.1f}%" if with_judge is not None else "(sampled)", str(len(mine) - len(ok))])
+        first = next(iter(band.values()))
+        emit(*_table(f"LLM judge on the uncertain band [{first['low']}, {first['high']}) of the offline score",
+                     ["source", "class", "texts", "in band, judged", "offline accuracy", "right in band: offline / judge",
+                      "accuracy with the judge", "judge errors"], body))
 
     (output / "tables.md").write_text("\n".join(md) + "\n", encoding="utf-8")
     (output / "summary.json").write_text(json.dumps(summary, indent=1, default=str), encoding="utf-8")
@@ -258,6 +294,15 @@ def _checkthat_tables(events, summary: dict, emit) -> None:
         summary["checkthat_social"] = social
         emit(*_table("CheckThat-2020 dev tweets: social-media normalisation steps",
                      ["variant", "P@1 dense", "P@1 BM25", "P@1 RRF", "MRR RRF", "MAP@5 RRF", "right claim among candidates", "tweets"], body))
+    views = list(_latest(events, "views").values())
+    if views:
+        body = [[str(r["sentence_words"]), f"{r.get('statements_tokens_per_raw', float('nan')):.2f}",
+                 f"{r.get('tweets_tokens_per_raw', float('nan')):.2f}", f"{r['dense_p1']:.3f}", f"{r['learned_p1']:.3f}",
+                 f"{r['learned_map5']:.3f}", str(r["learned_n"])] for r in views]
+        summary["checkthat_views"] = views
+        emit(*_table("Sentence views only from N words (CheckThat-2020 dev tweets; tokens: e5 tokens embedded per raw token)",
+                     ["N", "tokens, LIAR train statements", "tokens, dev tweets", "P@1 dense", "P@1 learned",
+                      "MAP@5 learned", "tweets"], body))
     ranking = list(_latest(events, "ranking").values())
     if ranking:
         body = [[r["split"], r["ranking"], f"{r['map5']:.3f}", f"{r['p1']:.3f}", f"{r['mrr']:.3f}",

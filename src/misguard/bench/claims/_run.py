@@ -40,6 +40,7 @@ from rich.console import Console
 
 from ...claims import (
     FEATURES,
+    RANK_FEATURES,
     ClaimGuard,
     ClaimStore,
     LanguageShift,
@@ -50,13 +51,14 @@ from ...claims import (
     features,
     fit_logistic,
 )
+from ...claims._rank import pairs_without, rank_scores
 from ...config import Settings
 from ...embed import get_embedder
 from ...errors import LLMError
 from ...llm import get_llm
 from ...runlog import RunHeader, RunLog, public_settings
 from ...types import Claim
-from ._checkthat import analyse_tweets, build_checkthat_store, check_tweets, choose_ranker, social_ablation
+from ._checkthat import analyse_tweets, build_checkthat_store, check_tweets, choose_ranker, social_ablation, views_sweep
 from ._data import CHECKTHAT, CheckThat, DevSet, TweetQuery, load_checkthat, load_devset, load_distractors, resolve_data_dir
 from ._paper import PaperQuery, load_true_claims, paper_queries, run_paper
 from ._pooled import SOURCES, Row, assign_folds, cross_validate, fit_final, leave_one_source_out
@@ -83,6 +85,8 @@ def run_claims_bench(
     checkthat_limit: int = 0,
     checkthat_train: int = 0,
     checkthat_only: bool = False,
+    only: str | None = None,
+    judge_band: tuple[float, float] | None = None,
 ) -> dict:
     data = resolve_data_dir(settings, data_dir)
     dev = load_devset(data)
@@ -96,7 +100,8 @@ def run_claims_bench(
         seeds={"seed": settings.seed, "llm": settings.llm.seed},
         params={"data_dir": str(data), "distractors": len(extra), "folds": FOLDS, "judge": judge,
                 "judge_limit": judge_limit, "features": list(FEATURES), "paper": paper,
-                "paper_translate": paper_translate, "checkthat_limit": checkthat_limit, "checkthat_train": checkthat_train, "checkthat_only": checkthat_only},
+                "paper_translate": paper_translate, "checkthat_limit": checkthat_limit, "checkthat_train": checkthat_train, "checkthat_only": checkthat_only,
+                "only": only, "judge_band": judge_band},
     )
     log = RunLog.open(output / "runlog.jsonl", header, resume=resume)
     try:
@@ -109,6 +114,14 @@ def run_claims_bench(
             console.print(f"[yellow]no {data / CHECKTHAT}: CheckThat-2020 parts skipped[/]")
         else:
             ct_store = build_checkthat_store(output / "store-checkthat", embedder, ct, log, console)
+        if only == "speed":
+            _speed_parts(settings, ct_store or store, _SpeedTexts(data, settings.seed), log, console)
+        if only == "judge-band" and judge_band is not None:
+            _band_judge(settings, judge_band, judge_limit, dev, ct, store, ct_store, extra, load_true_claims(data),
+                        paper, log, console)
+        if only is not None:
+            log.close()
+            return render_tables(output / "runlog.jsonl", output, console)
         model = _fit_decision(store, ct_store, ct, dev, extra, load_true_claims(data), paper, settings, log,
                               embedder.spec, console, checkthat_only=checkthat_only and ct is not None)
         guard = ClaimGuard(store, decision=model)
@@ -123,16 +136,19 @@ def run_claims_bench(
                 check_tweets(final, ct.queries[split], split, log, console)
             # On the dev tweets only: every variant re-embeds most tweets (e5 is the bottleneck).
             social_ablation(ct_store, ThresholdDecision(1.0, shift=model.shift), ct.queries["dev"], log, console)
+            views_sweep(ct_store, ThresholdDecision(1.0, shift=model.shift, ranker=model.ranker), ct.queries["dev"],
+                        _SpeedTexts(data, settings.seed).texts[-3000:], log, console)
         if not checkthat_only:
             _routing(store, guard, dev, log, console)
         if paper_translate:
             run_paper(settings, guard, extra, load_true_claims(data), paper, paper_translate, log, console)
         if judge:
             _judge(settings, dev, log, judge_limit, console)
-        if speed and "speed" not in log.done_keys("speed"):
-            _speed(settings, ct_store or store, log, console)
-        if speed and "cli_speed" not in log.done_keys("cli_speed"):
-            _cli_speed(settings, ct_store or store, log, console)
+        if judge_band is not None:
+            _band_judge(settings, judge_band, judge_limit, dev, ct, store, ct_store, extra, load_true_claims(data),
+                        paper, log, console)
+        if speed:
+            _speed_parts(settings, ct_store or store, _SpeedTexts(data, settings.seed), log, console)
     finally:
         log.close()
     summary = render_tables(output / "runlog.jsonl", output, console)
@@ -173,6 +189,7 @@ class _Analysed:
     features: np.ndarray
     matched: str
     ranked: list[str]
+    evidence: dict
     extra: dict
 
 
@@ -183,7 +200,7 @@ def _analyse_all(guard: ClaimGuard, dev: DevSet) -> list[_Analysed]:
         for q, a in zip(batch, guard.analyse([q.text for q in batch])):
             assert a is not None and a.context is not None and a.claim is not None
             out.append(_Analysed(
-                features=features(a.context), matched=a.claim.id, ranked=a.candidate_ids(5),
+                features=features(a.context), matched=a.claim.id, ranked=a.candidate_ids(5), evidence=_evidence(guard, a, 0),
                 extra={"topics": a.topics, "language": a.language, "segment_kind": a.segment.kind if a.segment else None,
                        "n_segments": len(a.prepared.segments)},
             ))
@@ -223,7 +240,7 @@ def _dev_rows(store: ClaimStore, dev: DevSet, fit_shift, ranker, log: RunLog, co
         guard = ClaimGuard(store, decision=ThresholdDecision(1.0, ranker=ranker), shift=shift)
         for i, a in enumerate(_analyse_all(guard, dev)):
             if f == -1:
-                rows[i].x = a.features
+                rows[i].x, rows[i].meta = a.features, a.evidence
                 continue
             rows[i].x_by_fold[f] = a.features
             if folds[i] == f:
@@ -245,29 +262,49 @@ def _paper_rows(guard: ClaimGuard, queries: list[PaperQuery]) -> list[Row]:
         for q, a in zip(batch, guard.analyse([q.text for q in batch])):
             assert a is not None and a.claim is not None and a.context is not None
             rows.append(Row(source="paper", key=q.key, group=q.claim_id, label=q.label == "false", attack=q.attack,
-                            lang=q.lang, x=features(a.context), matched=a.claim.id, right=a.claim.id == q.claim_id))
+                            lang=q.lang, x=features(a.context), matched=a.claim.id, right=a.claim.id == q.claim_id,
+                            meta=_evidence(guard, a, 0)))
     return rows
 
 
 def _tweet_rows(guard: ClaimGuard, tweets: list[TweetQuery]) -> list[Row]:
     """Two rows per tweet: as it is (repeats a stored claim) and with its right claims
-    taken out of the candidates (the store does not hold its claim)."""
+    taken out of the candidates (the store does not hold its claim): the others are
+    re-ranked as if the right ones had never been retrieved."""
     rows = []
     for t in analyse_tweets(guard, tweets):
         a, q = t.analysis, t.query
-        if a.context is None:
+        if a.context is None or a.pairs is None:
             continue
         group = sorted(q.gold)[0]
         top = a.claim_at(0).id
         rows.append(Row(source="checkthat", key=q.qid, group=group, label=True, attack="tweet", lang="en",
-                        x=features(a.context), matched=top, right=top in q.gold))
-        other = next((j for j, c in enumerate(a.candidates) if c.id not in q.gold), None)
-        if other is not None:
+                        x=features(a.context), matched=top, right=top in q.gold, meta=_evidence(guard, a, 0)))
+        gold_slots = {guard.store.slot_of(g) for g in q.gold}
+        keep = np.array([slot not in gold_slots for slot in a.slots])
+        if keep.any():
+            kept = np.flatnonzero(keep)
+            sub = pairs_without(a.pairs, keep)
+            other = int(kept[int(np.argmax(rank_scores(sub, guard.ranking, guard.ranker)))])
             guard.select(a, other)
             rows.append(Row(source="checkthat", key=f"{q.qid}-without-gold", group=group, label=False,
                             attack="tweet, right claim removed", lang="en", x=features(a.context),
-                            matched=a.candidates[other].id))
+                            matched=a.claim_at(other).id, meta=_evidence(guard, a, other, keep)))
     return rows
+
+
+def _evidence(guard: ClaimGuard, a, j: int, keep: np.ndarray | None = None) -> dict[str, float]:
+    """Retrieval evidence about candidate `j` beyond the decision's features (logged for
+    analysis): word overlaps, BM25 rank and relative score, the ranker's score and its
+    margin to the next candidate; with `keep`, over the kept candidates only."""
+    keep = np.ones(len(a.slots), dtype=bool) if keep is None else keep
+    sub = pairs_without(a.pairs, keep)
+    at = int(np.flatnonzero(keep).tolist().index(j))
+    scores = rank_scores(sub, guard.ranking, guard.ranker)
+    rest = np.delete(scores, at)
+    col = {name: i for i, name in enumerate(RANK_FEATURES)}
+    return {**{name: float(sub[at, col[name]]) for name in ("coverage", "precision", "names", "lex_rr", "lex_rel", "dense_rr")},
+            "rank_score": float(scores[at]), "margin": float(scores[at] - rest.max()) if len(rest) else 0.0}
 
 
 def _fit_decision(
@@ -317,6 +354,10 @@ def _fit_decision(
     guard = ClaimGuard(store, decision=ThresholdDecision(1.0, shift=full_shift, ranker=ranker))
     rows += _paper_rows(guard, paper_queries_) + ct_rows
     assign_folds([r for r in rows if r.source != "devset"])
+    for r in rows:  # everything the decision could be fitted on, for analysis
+        log.write("row", key=f"{r.source}:{r.key}", source=r.source, label=r.label, attack=r.attack, lang=r.lang,
+                  group=r.group, fold=r.fold, x=r.x.tolist(), x_by_fold={f: v.tolist() for f, v in r.x_by_fold.items()},
+                  evidence=r.meta, matched=r.matched, right=r.right)
     scores, flags, chosen = cross_validate(rows)
     log.write("pooled_cv", key="pooled", c_per_fold=chosen, sources={s: sum(r.source == s for r in rows) for s in SOURCES})
     for r, score, flag in zip(rows, scores, flags):
@@ -428,18 +469,114 @@ def _judge(settings: Settings, dev: DevSet, log: RunLog, limit: int, console: Co
             console.print(f"LLM judge {n + 1}/{len(queries)}")
 
 
+def _band_judge(
+    settings: Settings, band: tuple[float, float], limit: int, dev: DevSet, ct: CheckThat | None, store: ClaimStore,
+    ct_store: ClaimStore | None, extra: list[Claim], true_pool: list[Claim], paper: int, log: RunLog, console: Console,
+) -> None:
+    """The paper's judge (prompt 2) on the uncertain band only: every text whose offline
+    score (out of fold; CheckThat test: the final guard's) lies in [low, high) is judged
+    against its matched claim, and the judge's answer replaces the offline flag there.
+    Reads the decision's results from the run log; at most `limit` texts per source
+    (seeded sample; 0 = all)."""
+    from ...claims import strip_instructions
+
+    llm = get_llm(None, settings.llm)
+    log.write("component", key="band_judge_llm", **llm.describe())
+    judge = LLMJudge(llm, prompt=2)
+    low, high = band
+    items: list[tuple[str, str, str, str, ClaimStore, bool, float, bool]] = []  # source, key, text, claim, store, label, score, flag
+    queries = {e.key: e.data for e in log.of_type("query")}
+    for e in log.of_type("decision"):
+        q = next(q for q in dev.queries if q.qid == e.key)
+        items.append(("devset", q.qid, q.text, queries[q.qid]["matched"], store, q.label == "false",
+                      e.data["logistic_cv_score"], e.data["logistic_cv"]))
+    texts = {q.key: q.text for q in (paper_queries(extra, true_pool, paper, settings.seed) if paper > 0 else [])}
+    tweets = {q.qid: q.text for split in ("train", "test") for q in (ct.queries[split] if ct else [])}
+    for e in log.of_type("pooled"):
+        d = e.data
+        if d["source"] == "paper":
+            items.append(("paper", e.key, texts[e.key], d["matched"], store, d["label"] == "false", d["score"], d["flagged"]))
+        elif ct_store is not None:
+            items.append(("checkthat train", e.key, tweets[e.key.removesuffix("-without-gold")], d["matched"], ct_store,
+                          d["label"] == "false", d["score"], d["flagged"]))
+    for e in log.of_type("tweet"):
+        if e.data["split"] == "test" and e.data["candidates"] and ct_store is not None:
+            items.append(("checkthat test", e.key, tweets[e.key], e.data["candidates"][0], ct_store, True,
+                          e.data["score"], e.data["flagged"]))
+    done = log.done_keys("band_judge")
+    rng = random.Random(settings.seed)
+    for source in dict.fromkeys(i[0] for i in items):
+        in_band = [i for i in items if i[0] == source and low <= i[6] < high]
+        chosen = in_band if limit <= 0 or len(in_band) <= limit else rng.sample(in_band, limit)
+        log.write("band", key=source, source=source, n=sum(i[0] == source for i in items), in_band=len(in_band),
+                  judged=len(chosen), low=low, high=high,
+                  n_false=sum(i[0] == source and i[5] for i in items), n_true=sum(i[0] == source and not i[5] for i in items),
+                  false_acc=_acc([i for i in items if i[0] == source and i[5]], True),
+                  factual_acc=_acc([i for i in items if i[0] == source and not i[5]], False))
+        for n, (src, key, text, claim_id, where, label, score, flag) in enumerate(chosen):
+            if f"{src}:{key}" in done:
+                continue
+            claim = where.get(claim_id)
+            try:
+                answer: object = judge.judge(strip_instructions(text)[0], [claim.text if claim else claim_id])
+            except LLMError as exc:
+                answer = f"error: {type(exc).__name__}"
+            log.write("band_judge", key=f"{src}:{key}", source=src, label="false" if label else "true", score=score,
+                      offline=flag, judge=answer, llm=llm.spec)
+            if n % 10 == 0:
+                console.print(f"band judge {src}: {n + 1}/{len(chosen)}")
+
+
+def _acc(items: list, want: bool) -> float | None:
+    return sum(i[7] == want for i in items) / len(items) if items else None
+
+
 # -- 6. speed -----------------------------------------------------------------------------
 
-_WORDS = ("vaccine election climate bank flood virus border tax moon school water court senator "
-          "president hospital tower river army doctor farmer festival bridge satellite").split()
+class _SpeedTexts:
+    """Real short texts for the speed runs: LIAR train statements (politicians' claims, one
+    to three sentences, the kind of text the service sees), shuffled once; `take` never
+    hands out a text twice, so no run is served from an embedding cache."""
+
+    def __init__(self, data_dir: Path, seed: int) -> None:
+        import csv
+
+        path = data_dir / "claims" / "liar" / "train.tsv"
+        with path.open(encoding="utf-8", newline="") as fh:
+            rows = [r[2] for r in csv.reader(fh, delimiter="\t", quoting=csv.QUOTE_NONE) if len(r) > 2 and r[2].strip()]
+        self.texts = list(dict.fromkeys(rows))
+        random.Random(seed).shuffle(self.texts)
+        self.source = f"{path} ({len(self.texts)} unique statements, shuffled with seed {seed})"
+        self._next = 0
+
+    def take(self, n: int) -> list[str]:
+        if self._next + n > len(self.texts):
+            raise ValueError(f"the speed runs need more than the {len(self.texts)} LIAR train statements")
+        out = self.texts[self._next : self._next + n]
+        self._next += n
+        return out
 
 
-def _fresh_texts(n: int, salt: str) -> list[str]:
-    rng = random.Random(salt)
-    out = []
-    for i in range(n):
-        a, b, c = rng.sample(_WORDS, 3)
-        out.append(f"Reports claim the {a} near the {b} caused {rng.randint(2, 900)} {c} problems in {salt} case {i}.")
+def _speed_parts(settings: Settings, store: ClaimStore, texts: _SpeedTexts, log: RunLog, console: Console) -> None:
+    if "speed" not in log.done_keys("speed"):
+        _speed(settings, store, texts, log, console)
+    if "cli_speed" not in log.done_keys("cli_speed"):
+        _cli_speed(settings, store, texts, log, console)
+
+
+def _token_work(guards: dict[str, ClaimGuard], texts: list[str]) -> dict[str, float]:
+    """Embedding work without a clock: e5 tokens each guard embeds per token of the raw
+    texts, and its views per text (e5 only: other embedders count no tokens)."""
+    first = next(iter(guards.values()))
+    count = getattr(first.embedder, "token_count", None)
+    if count is None:
+        return {}
+    raw = sum(count(t, "query") for t in texts)
+    out: dict[str, float] = {"texts": len(texts), "raw_tokens": raw}
+    for name, g in guards.items():
+        views = [v.text for t in texts for v in g.views(t)]
+        out[f"{name}_per_raw"] = sum(count(v, "query") for v in views) / raw
+        out[f"{name}_views_per_text"] = len(views) / len(texts)
     return out
 
 
@@ -450,21 +587,25 @@ def _rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def _speed(settings: Settings, store: ClaimStore, log: RunLog, console: Console) -> None:
+def _speed(settings: Settings, store: ClaimStore, texts: _SpeedTexts, log: RunLog, console: Console) -> None:
     cold = settings.embed.model_copy(update={"cache_dir": None, "memory_cache_size": 4096})
     embedder = get_embedder(None, cold)
     # A second handle on the same store, with an embedder that has no disk cache.
     bench_store = ClaimStore.open(store.path, embedder)
     guard = ClaimGuard(bench_store, decision=_shipped_or_threshold(embedder.spec))
-    n, repeats = 128, 5
+    # Session 3's guard checked every sentence of every text: the same guard with that.
+    every_view = ClaimGuard(bench_store, decision=guard.decision, sentence_words=0)
+    n, repeats = 64, 3  # cut from 128 x 5 on a machine shared by five benchmarks (docs/BENCHMARKS.md)
     embedder.embed(["warm up"], "query")
-    guard.check("warm up the guard")
+    for g in (guard, every_view):
+        g.check("warm up the guard")
+        g.check_many(texts.take(32))
     # Raw embedding and batch checks alternate, on fresh texts each time, and the ratio is
     # taken of the medians: measured once each, back to back, the ratio swung 0.79-1.03
     # between runs on this shared 2-core machine.
-    raw_rates, batch_rates = [], []
+    raw_rates, batch_rates, every_rates = [], [], []
     for r in range(repeats):
-        raw_texts, batch_texts = _fresh_texts(n, f"raw{r}"), _fresh_texts(n, f"batch{r}")
+        raw_texts, batch_texts, every_texts = texts.take(n), texts.take(n), texts.take(n)
         t0 = time.perf_counter()
         embedder.embed(raw_texts, "query")
         raw_rates.append(n / (time.perf_counter() - t0))
@@ -472,31 +613,37 @@ def _speed(settings: Settings, store: ClaimStore, log: RunLog, console: Console)
         for i in range(0, n, 64):
             guard.check_many(batch_texts[i : i + 64])
         batch_rates.append(n / (time.perf_counter() - t0))
+        t0 = time.perf_counter()
+        for i in range(0, n, 64):
+            every_view.check_many(every_texts[i : i + 64])
+        every_rates.append(n / (time.perf_counter() - t0))
+        console.print(f"speed run {r + 1}/{repeats}: raw e5 {raw_rates[-1]:.1f}/s, check_many {batch_rates[-1]:.1f}/s, "
+                      f"every sentence {every_rates[-1]:.1f}/s")
     raw_rate, batch_rate = statistics.median(raw_rates), statistics.median(batch_rates)
     t0 = time.perf_counter()
     for i in range(0, n, 64):
         guard.check_many(batch_texts[i : i + 64])
     cached_rate = n / (time.perf_counter() - t0)
     single = []
-    for text in _fresh_texts(100, "single"):
+    for text in texts.take(30):
         t0 = time.perf_counter()
         guard.check(text)
         single.append(time.perf_counter() - t0)
     single_embed = []
-    for text in _fresh_texts(100, "single-embed"):
+    for text in texts.take(30):
         t0 = time.perf_counter()
         embedder.embed(text, "query")
         single_embed.append(time.perf_counter() - t0)
     # Ingest: fresh claims into a fresh store (embedding included).
     with tempfile.TemporaryDirectory() as tmp:
         fresh = ClaimStore.open(Path(tmp) / "s", embedder, create=True)
-        claims = [Claim(id=f"i{i}", text=t, verdict="false") for i, t in enumerate(_fresh_texts(200, "ingest"))]
+        claims = [Claim(id=f"i{i}", text=t, verdict="false") for i, t in enumerate(texts.take(100))]
         t0 = time.perf_counter()
         fresh.add(claims)
         ingest_rate = len(claims) / (time.perf_counter() - t0)
         fresh.close()
     mem = _memory_100k(embedder.dim)
-    profile = _profile(guard, _fresh_texts(128, "profile"))
+    profile = _profile(guard, texts.take(64))
     log.write(
         "speed", key="speed", store_claims=len(store), raw_embed_per_s=raw_rate, batch_checks_per_s=batch_rate,
         ratio=batch_rate / raw_rate, raw_embed_runs=raw_rates, batch_check_runs=batch_rates,
@@ -504,15 +651,18 @@ def _speed(settings: Settings, store: ClaimStore, log: RunLog, console: Console)
         single_p50_ms=1000 * statistics.median(single), single_p95_ms=1000 * float(np.percentile(single, 95)),
         single_embed_p50_ms=1000 * statistics.median(single_embed),
         single_embed_p95_ms=1000 * float(np.percentile(single_embed, 95)),
-        ingest_claims_per_s=ingest_rate, n=n, repeats=repeats, **mem, profile=profile,
+        ingest_claims_per_s=ingest_rate, n=n, repeats=repeats, **mem, profile=profile, texts=texts.source,
+        every_sentence_checks_per_s=statistics.median(every_rates), every_sentence_runs=every_rates,
+        tokens=_token_work({"default": guard, "every_sentence": every_view}, texts.texts[-2000:]),
     )
     bench_store.close()
     console.print("speed measured")
 
 
-def _cli_speed(settings: Settings, store: ClaimStore, log: RunLog, console: Console, n: int = 500, repeats: int = 3) -> None:
+def _cli_speed(settings: Settings, store: ClaimStore, pool: _SpeedTexts, log: RunLog, console: Console, n: int = 200,
+               repeats: int = 3) -> None:
     """End to end through the CLI, as a user runs it: `misguard check --input` on n fresh
-    short texts against `store` (process start, imports, store and model load included)
+    LIAR statements against `store` (process start, imports, store and model load included)
     alternating with raw e5 embedding of n other fresh texts in this process; and
     `misguard claims add` of fresh claims into a new store. Ratio of medians."""
     import os
@@ -528,20 +678,20 @@ def _cli_speed(settings: Settings, store: ClaimStore, log: RunLog, console: Cons
     raw_rates, cli_rates = [], []
     with tempfile.TemporaryDirectory() as tmp:
         for r in range(repeats):
-            texts = _fresh_texts(n, f"cli-raw{r}")
+            texts = pool.take(n)
             t0 = time.perf_counter()
             for i in range(0, n, 64):
                 embedder.embed(texts[i : i + 64], "query")
             raw_rates.append(n / (time.perf_counter() - t0))
             inp, out = Path(tmp) / f"in{r}.jsonl", Path(tmp) / f"out{r}.jsonl"
-            inp.write_text("".join(json.dumps({"id": i, "text": t}) + "\n" for i, t in enumerate(_fresh_texts(n, f"cli{r}"))))
+            inp.write_text("".join(json.dumps({"id": i, "text": t}) + "\n" for i, t in enumerate(pool.take(n))))
             t0 = time.perf_counter()
             subprocess.run([*base, "check", "--db", str(store.path), "--input", str(inp), "--output", str(out)],
                            check=True, env=env, capture_output=True)
             cli_rates.append(n / (time.perf_counter() - t0))
             console.print(f"CLI speed run {r + 1}/{repeats}: raw e5 {raw_rates[-1]:.1f}/s, check --input {cli_rates[-1]:.1f}/s")
         claims = Path(tmp) / "claims.jsonl"
-        fresh = _fresh_texts(300, "cli-ingest")
+        fresh = pool.take(200)
         claims.write_text("".join(json.dumps({"id": f"c{i}", "text": t, "verdict": "false"}) + "\n" for i, t in enumerate(fresh)))
         t0 = time.perf_counter()
         subprocess.run([*base, "claims", "add", "--db", str(Path(tmp) / "fresh"), str(claims)], check=True, env=env,
@@ -550,7 +700,7 @@ def _cli_speed(settings: Settings, store: ClaimStore, log: RunLog, console: Cons
     raw, cli = statistics.median(raw_rates), statistics.median(cli_rates)
     log.write("cli_speed", key="cli_speed", n=n, repeats=repeats, store_claims=len(store), raw_embed_per_s=raw,
               cli_checks_per_s=cli, ratio=cli / raw, raw_runs=raw_rates, cli_runs=cli_rates,
-              cli_ingest_claims_per_s=ingest, ingest_claims=len(fresh))
+              cli_ingest_claims_per_s=ingest, ingest_claims=len(fresh), texts=pool.source)
     console.print(f"CLI: check --input {cli:.1f}/s vs raw e5 {raw:.1f}/s ({cli / raw:.2f}x); claims add {ingest:.1f} claims/s")
 
 
