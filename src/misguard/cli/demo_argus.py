@@ -41,7 +41,7 @@ async def _run(task: Any, llm: LLM, embedder: Embedder, settings: Settings, defe
     # Grounded rectification: the task's ground truths are the rectifier's evidence (the
     # paper's "w/ Ground Truth" setting); a 1.5B model without evidence rarely objects.
     context = DefenseContext(settings, {"worker": llm}, embedder, ground_truths=tuple(task.ground_truth))
-    interceptors = build_defense("argus", context, {"max_tokens": 260, "ground_truth": True}) if defended else ()
+    interceptors = build_defense("argus", context, {"ground_truth": True}) if defended else ()
     system = MultiAgentSystem(task.runtime_task(), RoleLLMs(worker=llm), config, interceptors=interceptors)
     await system.plan()
     attack = build_attack("inject", AttackSpec(task.misinfo_goal, task.misinfo_argument, point="most_central", seed=settings.seed))
@@ -57,7 +57,10 @@ def _cut(text: str, n: int = 220) -> str:
 def run(settings: Settings, console: Console) -> None:
     task = next(t for t in load_tasks(sample_tasks_path()) if t.id == TASK_ID)
     with tempfile.TemporaryDirectory(prefix="misguard-demo-llm-cache-") as cache:
-        llm = get_llm(None, settings.llm.model_copy(update={"cache_dir": Path(cache), "temperature": 0.0}))
+        # The rectifier's three calls share the model's slots: on 2 cores one answer can take
+        # minutes, far above the 120 s default meant for interactive use.
+        update = {"cache_dir": Path(cache), "temperature": 0.0, "timeout_s": max(settings.llm.timeout_s, 900.0)}
+        llm = get_llm(None, settings.llm.model_copy(update=update))
         _compare(task, llm, settings, console)
 
 
