@@ -165,3 +165,6 @@ async def test_direct_prompt_without_chain_of_thought():
     await system(llm, defense, rounds=1).run()
     prompts = [c[1].content for c in llm.calls if c[0].content.startswith("You are a rectification agent")]
     assert prompts and all("step by step" not in p for p in prompts)
+    # An answer that carries checks anyway (the scripted rectifier adds them) is still read.
+    result = await system(llm, argus(llm, chain_of_thought=False, top_k=8), rounds=1).run()
+    assert any(e.data["action"] == "rewrite" for e in result.log.of_type("interception"))

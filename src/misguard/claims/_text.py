@@ -190,15 +190,15 @@ def words(text: str) -> int:
     """A script-independent length in words: each CJK character counts as one (those
     scripts do not separate words; e5 spends about a token on each), and a text counts
     at least a sixth of its characters (so one endless "word" is long too)."""
-    cjk = sum(1 for ch in text if "\u4e00" <= ch <= "\u9fff" or "\u3040" <= ch <= "\u30ff")
-    return max(len(_WORD.findall(text)) - len(_CJK_RUN.findall(text)) + cjk, len(text) // 6)
+    runs = _CJK_RUN.findall(text)
+    return max(len(_WORD.findall(text)) - len(runs) + sum(map(len, runs)), len(text) // 6)
 
 
 _CJK_RUN = re.compile(r"[\u4e00-\u9fff\u3040-\u30ff]+")
 
 
 def _has_cjk(text: str) -> bool:
-    return any("\u4e00" <= ch <= "\u9fff" or "\u3040" <= ch <= "\u30ff" for ch in text)
+    return _CJK_RUN.search(text) is not None
 
 
 def guess_language(text: str) -> str:

@@ -5,8 +5,9 @@ and the embedding proxies of both final answers.
 The two runs share a response cache: at temperature 0 with one seed, every request of the
 defended run that is identical to one of the first run (the plan, the round's messages
 before the rectifier sees them) is answered from it, so only what the defense changes is
-generated again. That, one round and short turns keep the section within the demo's five
-minutes on 2 cores; the benchmark (`misguard bench misinfotask`) runs without a cache."""
+generated again. That, one round and short turns shorten the section (376 s on 2 idle
+cores with the 1.5B pack, still above the demo's five-minute budget); the benchmark
+(`misguard bench misinfotask`) runs without a cache."""
 
 from __future__ import annotations
 

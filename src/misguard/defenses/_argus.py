@@ -22,6 +22,7 @@ from typing import Any, Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic.json_schema import SkipJsonSchema
 
 from ..config import ArgusSettings
 from ..embed import Embedder
@@ -103,11 +104,12 @@ class Rectification(_Answer):
 
 
 class DirectRectification(_Answer):
-    """The rectifier's answer without the sentence-by-sentence analysis (ablation)."""
+    """The rectifier's answer without the sentence-by-sentence analysis (ablation). Checks
+    are not asked for (left out of the decoding schema), but read if a model adds some."""
 
     revised_message: str
     need_review: bool = False
-    checks: list[SentenceCheck] = Field(default_factory=list, max_length=0)
+    checks: SkipJsonSchema[list[SentenceCheck]] = Field(default_factory=list)
 
 
 class InferredGoal(BaseModel):
