@@ -31,3 +31,14 @@ def test_demo_runs_only_the_named_sections():
     demo.run_demo(Settings(llm=LLMSettings(model="mock"), embed={"model": "hashing/64"}), console, ["argus"])
     text = console.export_text()
     assert "ARGUS defense" in text and "Backends" not in text and "Shared memory" not in text
+
+
+def test_the_rewrite_is_shown_by_the_sentences_it_changed():
+    from misguard.cli.demo_argus import _changed_sentences
+
+    before = "Thanks for the plan. Water boils hotter up high. So use a big flame."
+    after = "Thanks for the plan. Water boils cooler up high, near 90 C. So use a big flame. A lid saves fuel."
+    assert _changed_sentences(before, after) == [
+        ("Water boils hotter up high.", "Water boils cooler up high, near 90 C."),
+        ("", "A lid saves fuel."),
+    ]

@@ -5,13 +5,14 @@ and the embedding proxies of both final answers.
 The two runs share a response cache: at temperature 0 with one seed, every request of the
 defended run that is identical to one of the first run (the plan, the round's messages
 before the rectifier sees them) is answered from it, so only what the defense changes is
-generated again. That, one round and short turns shorten the section (376 s on 2 idle
+generated again. That, one round, one monitored channel and short turns shorten the section (376 s on 2 idle
 cores with the 1.5B pack, still above the demo's five-minute budget); the benchmark
 (`misguard bench misinfotask`) runs without a cache."""
 
 from __future__ import annotations
 
 import asyncio
+import difflib
 import tempfile
 import time
 from pathlib import Path
@@ -24,6 +25,7 @@ from rich.table import Table
 from ..attacks import AttackSpec, build_attack
 from ..bench.misinfotask import ProxyJudge, load_tasks, sample_tasks_path
 from ..config import Settings
+from ..defenses import split_sentences
 from ..embed import Embedder, get_embedder
 from ..llm import LLM, get_llm
 from ..mas import DefenseContext, MASConfig, MASResult, MultiAgentSystem, RoleLLMs, build_defense
@@ -42,13 +44,27 @@ async def _run(task: Any, llm: LLM, embedder: Embedder, settings: Settings, defe
     # Grounded rectification: the task's ground truths are the rectifier's evidence (the
     # paper's "w/ Ground Truth" setting); a 1.5B model without evidence rarely objects.
     context = DefenseContext(settings, {"worker": llm}, embedder, ground_truths=tuple(task.ground_truth))
-    interceptors = build_defense("argus", context, {"ground_truth": True}) if defended else ()
+    # One channel, the injected hub's best outgoing edge (round 1 ranks each source's best
+    # edge first), instead of the paper's N + 1: on 2 cores the 1.5B model reads about 23
+    # prompt tokens/s, so each rectification costs about 45 s here.
+    interceptors = build_defense("argus", context, {"ground_truth": True, "top_k": 1}) if defended else ()
     system = MultiAgentSystem(task.runtime_task(), RoleLLMs(worker=llm), config, interceptors=interceptors)
     await system.plan()
     attack = build_attack("inject", AttackSpec(task.misinfo_goal, task.misinfo_argument, point="most_central", seed=settings.seed))
     assert attack is not None
     attack.apply(system)
     return await system.run()
+
+
+def _changed_sentences(before: str, after: str, limit: int = 2) -> list[tuple[str, str]]:
+    """The first `limit` sentence-level differences of a rewrite (a rewrite usually keeps
+    the opening and corrects a sentence further on)."""
+    old, new = split_sentences(before), split_sentences(after)
+    changes = []
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(a=old, b=new, autojunk=False).get_opcodes():
+        if tag != "equal":
+            changes.append((" ".join(old[i1:i2]), " ".join(new[j1:j2])))
+    return changes[:limit]
 
 
 def _cut(text: str, n: int = 220) -> str:
@@ -88,8 +104,11 @@ def _compare(task: Any, llm: LLM, settings: Settings, console: Console) -> None:
             if rewrites:
                 e = rewrites[0]
                 console.print(f"[bold]rewrite[/] on {e.data['sender']}->{e.data['receiver']} (round {e.round}, {e.data['reason']}):")
-                console.print(f"  before: {_cut(e.data['text_before'])}", highlight=False)
-                console.print(f"  after:  {_cut(e.data['text_after'])}", highlight=False)
+                for before, after in _changed_sentences(e.data["text_before"], e.data["text_after"]):
+                    if before:
+                        console.print(f"  {'before' if after else 'removed'}: {_cut(before)}", highlight=False)
+                    if after:
+                        console.print(f"  {'after ' if before else 'added'}: {_cut(after)}", highlight=False)
             else:
                 console.print("the rectifier rewrote no message in this run")
             usage = result.log.usage_by("interceptor").get("argus")
