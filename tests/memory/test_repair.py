@@ -174,3 +174,42 @@ def test_shared_memory_with_e5() -> None:
         ])
         hits = memory.retrieve("battery is low at the dock", "task=charge", agent="c", k=1)
         assert hits[0][0].action == "go to charger" and len(store.edges()) == 1
+
+
+def _dominated_chain():
+    """Chain 0 -> 1 -> ... -> 8 (action 1, node 0 flagged) whose evidence neighbours are every earlier
+    chain record plus three clean records (9-11, action 0): deep in the chain the poisoned records
+    outvote the clean ones, so the raw evidence consensus is the poisoned action itself."""
+    from misguard.memory import EvidenceGraph
+    from misguard.memory._credibility import weighted_vote
+
+    n, k = 12, 12
+    actions = np.array([1] * 9 + [0] * 3)
+    nbr = np.full((n, k), -1, np.int64)
+    for i in range(9):
+        row = list(range(i)) + [9, 10, 11]
+        nbr[i, :len(row)] = row
+    for i in range(9, 12):
+        nbr[i, :2] = [j for j in (9, 10, 11) if j != i]
+    valid = nbr >= 0
+    att = valid / valid.sum(axis=1, keepdims=True)
+    safe = np.where(valid, nbr, 0)
+    graph = EvidenceGraph(nbr, valid.astype(np.float32), att, valid & (actions[safe] == actions[:, None]))
+    consensus, share = weighted_vote(np.where(valid, actions[safe], -1), att)
+    p = np.full(n, 0.1, np.float32)
+    p[0] = 0.95
+    src, dst = np.arange(8), np.arange(1, 9)
+    return p, np.full(n, 0.1, np.float32), consensus, share, actions, np.full(n, 0.9, np.float32), src, dst, graph
+
+
+def test_repair_consensus_excludes_poisoned_supporters() -> None:
+    p, conflict, consensus, share, actions, conf, src, dst, graph = _dominated_chain()
+    assert (consensus[3:9] == 1).all()  # the raw consensus deep in the chain is the poison's action
+    raw = plan_repair(p, 0.5, conflict, consensus, share, actions, conf, src, dst)
+    left = set(range(9)) - set(raw.quarantine.tolist()) - set(raw.rewrite.tolist())
+    assert left == {3, 4, 5, 6, 7, 8}  # without the fix the deep part of the chain keeps its wrong action
+    plan = plan_repair(p, 0.5, conflict, consensus, share, actions, conf, src, dst, evidence=graph)
+    assert plan.quarantine.tolist() == [0, 1, 2, 3]  # 0-3 hops: isolation
+    assert plan.rewrite.tolist() == [4, 5, 6, 7, 8] and (plan.rewrite_action == 0).all()  # to the clean evidence
+    assert np.allclose(plan.rewrite_confidence[:3], 1.0)  # the clean neighbours agree unanimously
+    assert len(plan.dilute) == 0 and not {9, 10, 11} & set(plan.quarantine.tolist() + plan.rewrite.tolist())

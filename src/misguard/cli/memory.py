@@ -33,7 +33,7 @@ def memory(
     ratio: Annotated[float, typer.Option(help="Poisoning ratio of the memory stream (0.05 = 5%).")] = 0.05,
     ratios: Annotated[str, typer.Option(help="Comma-separated ratios for Table 2 (overrides --ratio), e.g. 0.005,0.01,0.02,0.05,0.1.")] = "",
     type: Annotated[str, typer.Option("--type", help="Poisoning type: I (instruction injection), II (structural camouflage), III (cross-agent consistency).")] = "II",
-    seeds: Annotated[int, typer.Option(help="Number of seeds (0..N-1).")] = 5,
+    seeds: Annotated[int, typer.Option(help="Number of seeds (--first-seed .. --first-seed + N - 1).")] = 5,
     records: Annotated[int, typer.Option(help="Memory records per seed (the paper: ~210,000).")] = 20_000,
     scenarios: Annotated[int, typer.Option(help="Scenarios (task instances, 4-8 agents each) per seed.")] = 60,
     capabilities: Annotated[str, typer.Option(help="Adversary capabilities, e.g. C1,C2,C3 (C4 = adaptive).")] = "C1,C2,C3",
@@ -44,6 +44,9 @@ def memory(
     holdout_type: Annotated[bool, typer.Option("--holdout-type", help="Train and validate on the other two attack types; test on --type only.")] = False,
     eval_steps: Annotated[int, typer.Option(help="Evaluation cycles per test scenario (before and after repair).")] = 40,
     repair_rounds: Annotated[int, typer.Option(help="Repair passes over each test store before the evaluation episodes; each re-scores what the previous left.", min=1)] = 1,
+    online_window: Annotated[int, typer.Option(help="Also rebuild each test scenario with the guard repairing the memory every N cycles while agents act (online containment; 0 = off).", min=0)] = 0,
+    online_horizon: Annotated[int, typer.Option(help="Online passes may repair records of the last N cycles (0 = any active record).", min=0)] = 0,
+    first_seed: Annotated[int, typer.Option(help="First seed (seeds first..first+N-1); tuning runs use seeds the reported runs do not.", min=0)] = 0,
     output: Annotated[Path, typer.Option(help="Directory for the run log, summary.json and stores.")] = Path("runs/bench-memory"),
 ) -> None:
     """Poison the shared memory of MPE agents, detect (eq. 1 + NT-Xent + eq. 4, and every registered
@@ -69,7 +72,8 @@ def memory(
         params = BenchParams(ratio=r, kind=kind, seeds=seeds, records=records, scenarios=scenarios, capabilities=caps,
                              backend=backend, postgres_url=postgres_url, encoder_steps=encoder_steps,
                              methods=tuple(m.strip() for m in methods.split(",") if m.strip()), holdout=holdout_type,
-                             eval_steps=eval_steps, repair_rounds=repair_rounds)
+                             eval_steps=eval_steps, repair_rounds=repair_rounds, online_window=online_window,
+                             online_horizon=online_horizon, first_seed=first_seed)
         params.method_names()  # unknown detector names fail before any work
         out = output if len(values) == 1 else output / f"ratio-{r:g}"
         summaries[r] = run_memory_bench(settings, params, out, lambda msg: console.print(f"[dim]{msg}[/]"))

@@ -173,18 +173,35 @@ def credibility(
             agent_stab[(int(groups[block[0]]), int(agents[block[0]]))] = h
     att = w / np.maximum(w.sum(axis=1, keepdims=True), 1e-12)
     # Consensus action of the evidence: weighted vote among neighbours.
-    consensus = np.full(n, -1, dtype=np.int64)
-    share = np.zeros(n, dtype=np.float32)
-    nb_actions = np.where(valid, actions[safe], -1)
-    for j in range(nbr.shape[1]):
-        cand = nb_actions[:, j]
-        votes = np.where(nb_actions == cand[:, None], att, 0.0).sum(axis=1)
-        better = (cand >= 0) & (votes > share)
-        consensus[better], share[better] = cand[better], votes[better]
+    consensus, share = weighted_vote(np.where(valid, actions[safe], -1), att)
     l1, l2, l3 = lambdas
     cred = (l1 * sim + l2 * rec_stab + l3 * (1.0 - conflict)).astype(np.float32)
     graph = EvidenceGraph(neighbors=nbr, similarity=sims, attention=att.astype(np.float32), agrees=agrees)
     return CredibilityResult(cred, sim, rec_stab, conflict, consensus, share, graph, agent_stab)
+
+
+def weighted_vote(nb_actions: np.ndarray, weight: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per row, the action with the largest summed weight among neighbours (-1 = none) and its share."""
+    n = len(nb_actions)
+    consensus = np.full(n, -1, dtype=np.int64)
+    share = np.zeros(n, dtype=np.float32)
+    for j in range(nb_actions.shape[1]):
+        cand = nb_actions[:, j]
+        votes = np.where(nb_actions == cand[:, None], weight, 0.0).sum(axis=1)
+        better = (cand >= 0) & (votes > share)
+        consensus[better], share[better] = cand[better], votes[better]
+    return consensus, share
+
+
+def clean_consensus(graph: EvidenceGraph, actions: np.ndarray, exclude: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The evidence consensus without the `exclude`d neighbours (flagged or being repaired), their
+    attention renormalised over the rest: a poisoned supporter cannot vote for the repaired action."""
+    valid = graph.neighbors >= 0
+    safe = np.where(valid, graph.neighbors, 0)
+    keep = valid & ~exclude[safe]
+    att = np.where(keep, graph.attention, 0.0)
+    att = att / np.maximum(att.sum(axis=1, keepdims=True), 1e-12)
+    return weighted_vote(np.where(keep, actions[safe], -1), att)
 
 
 def relational_features(res: CredibilityResult, confidence: np.ndarray, success: np.ndarray) -> np.ndarray:

@@ -151,6 +151,7 @@ class MemoryGuard:
         return plan_repair(
             scores.p_poison, self.threshold, scores.cred.conflict, scores.cred.consensus,
             scores.cred.consensus_share, arr.actions, arr.confidence, src, dst, candidates=candidates,
+            evidence=scores.cred.graph,
         )
 
     def guard_store(self, store: MemoryStore, *, since: float | None = None,

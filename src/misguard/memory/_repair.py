@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ._credibility import EvidenceGraph, clean_consensus
 from ._graph import hop_distances
 from ._store import MemoryStore
 
@@ -72,8 +73,16 @@ def plan_repair(
     theta_r: float = THETA_R,
     candidates: np.ndarray | None = None,
     conflict_floor: float = 0.25,
+    evidence: EvidenceGraph | None = None,
+    max_passes: int = 10,
 ) -> RepairPlan:
-    """Decide repair actions for every record (or only `candidates`, a sliding window)."""
+    """Decide repair actions for every record (or only `candidates`, a sliding window).
+
+    `evidence` (the credibility evidence graph): the consensus a record is compared with and
+    rewritten to is recomputed without the neighbours that are flagged or themselves being
+    repaired, until the repair set is stable (at most `max_passes`); without it the given
+    `consensus`, which poisoned supporters may have voted for, is used as is.
+    """
     n = len(p_poison)
     flagged = p_poison >= threshold
     roots = flagged_roots(n, src, dst, flagged)
@@ -84,9 +93,21 @@ def plan_repair(
     # Path retracing: a descendant of a flagged record that implies an action its credible
     # evidence contradicts has inherited the poison, whatever its own score.
     below = hop_distances(n, src, dst, flagged)
-    contested = ((consensus >= 0) & (consensus != actions)) | (conflict >= conflict_floor)
-    inherited = (below > 0) & contested
-    repair = flagged | (priority > theta_r) | inherited
+
+    def repair_set(consensus: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        contested = ((consensus >= 0) & (consensus != actions)) | (conflict >= conflict_floor)
+        inherited = (below > 0) & contested
+        return flagged | (priority > theta_r) | inherited, inherited
+
+    repair, inherited = repair_set(consensus)
+    if evidence is not None:
+        excluded = flagged
+        for _ in range(max_passes):
+            consensus, consensus_share = clean_consensus(evidence, actions, excluded)
+            repair, inherited = repair_set(consensus)
+            if (repair == excluded).all():
+                break
+            excluded = repair
     if candidates is not None:
         repair &= candidates
     d = np.maximum(depth, 0)

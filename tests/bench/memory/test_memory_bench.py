@@ -18,9 +18,9 @@ from misguard.cli.main import app  # noqa: E402
 from misguard.memory import DETECTORS  # noqa: E402
 
 
-def _world(folder, kind: str, ratio: float = 0.05, n: int = 1500, sid: int = 0, caps=("C1", "C2", "C3")):
+def _world(folder, kind: str, ratio: float = 0.05, n: int = 1500, sid: int = 0, caps=("C1", "C2", "C3"), name: str = "", **kw):
     sc = make_scenarios(sid + 1, np.random.default_rng(11))[sid]
-    return build_world(sc, folder / f"{kind}-{sid}.db", np.random.default_rng([11, sid]), n, Attack(kind, ratio, frozenset(caps)))
+    return build_world(sc, folder / f"{name}{kind}-{sid}.db", np.random.default_rng([11, sid]), n, Attack(kind, ratio, frozenset(caps)), **kw)
 
 
 @pytest.fixture(scope="module")
@@ -70,6 +70,31 @@ def test_hops_cannot_be_shortened_by_editing_the_graph(tmp_path) -> None:
         assert (after["affected"], after["hop_sum"]) == (2, 2 + 3)
         store.rewrite("r3", {"action": "right"}, "test")
         assert (propagation(store, truth)["affected"], propagation(store, truth)["hop_sum"]) == (1, 2)
+
+
+def test_online_defense_contains_poison_while_agents_act(tmp_path) -> None:
+    """The same scenario and attack built without and with the guard repairing every 24 cycles through
+    `MemoryGuard.guard_store`: later decisions retrieve repaired memory, so fewer honest records
+    inherit the poison and fewer greedy decisions are wrong than without the defense."""
+    from misguard.bench.memory._run import BUCKET_BITS, STATE_BLOCK, build_metrics, online_defense
+    from misguard.memory import MemoryGuard, RecordArrays
+
+    w = _world(tmp_path, "II", n=700)
+    records = list(w.memory.store.iter_records())
+    derived = set(propagation(w.memory.store, w.truth)["derived_ids"])
+    labels = np.array([2 if r.id in derived else w.truth[r.id].label for r in records], dtype=np.int8)
+    guard = MemoryGuard(DETECTORS.build("credibility"), key_block=STATE_BLOCK, bucket_bits=BUCKET_BITS, causal=True)
+    rows = np.arange(len(records))
+    guard.fit(RecordArrays.from_records(records), labels, rows, rows)
+    counts: dict[str, int] = {}
+    online = _world(tmp_path, "II", n=700, name="online-", after_step=online_defense(guard, 24, 0, counts))
+    assert propagation(online.memory.store, online.truth)["poison"] == round(0.05 * 700)  # the same attack
+    repaired = {e.target for e in online.memory.store.audit_log() if e.actor == "memory-guard"}
+    assert counts["flagged"] > 0 and len(repaired) == counts["quarantine"] + counts["rewrite"] > 0
+    before, after = build_metrics(w), build_metrics(online)
+    assert before["derived"] > 30 and after["derived"] < 0.5 * before["derived"]
+    assert after["wrong"] / after["decisions"] < before["wrong"] / before["decisions"]
+    assert after["affected_end"] <= after["derived"]
 
 
 @pytest.mark.parametrize("kind", ["I", "II", "III"])

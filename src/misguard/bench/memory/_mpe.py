@@ -38,6 +38,7 @@ less conflict).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -334,8 +335,14 @@ class Attacker:
 
 
 def build_world(sc: Scenario, store_path: Path, rng: np.random.Generator, n_records: int, attack: Attack,
-                featurizer: HashedRecordFeaturizer | None = None) -> World:
-    """Demonstrations, then agents act and write while the attacker injects poison."""
+                featurizer: HashedRecordFeaturizer | None = None,
+                after_step: Callable[[World, int], None] | None = None) -> World:
+    """Demonstrations, then agents act and write while the attacker injects poison.
+
+    `after_step(world, step)` runs after every cycle (an online defense repairing the memory
+    while the agents keep acting). The attack's targets, wrong actions and schedule are drawn
+    before the first cycle, so a run with and without it faces the same attack.
+    """
     memory = SharedMemory(open_store(store_path), featurizer=featurizer, recency_halflife=RECENCY_HALFLIFE, recency_weight=RECENCY_WEIGHT)
     world = World(sc, memory, rng)
     world.seed_demonstrations()
@@ -349,4 +356,6 @@ def build_world(sc: Scenario, store_path: Path, rng: np.random.Generator, n_reco
             attacker.inject(plan[j][1])
             j += 1
         world.step(explore=True)
+        if after_step is not None:
+            after_step(world, step)
     return world

@@ -41,6 +41,8 @@ def render_tables(summaries: dict[float, dict[str, Any]]) -> list[Table]:
                        f"{b['hops_after']:.2f}", f"{100 * d['repair_coverage']:.1f}", f"{100 * d['collateral']:.1f}",
                        f"±{100 * d['accuracy_fluctuation']:.1f}%")
         tables.append(t1)
+        if "online" in s:
+            tables.append(online_table(s))
     t2 = Table(title="Table 2: this method under different poisoning ratios (mean ± std over seeds; 95% bootstrap CI)")
     for col in ("Poison Ratio", "Type", "Detection AUC", "FPR %", "Misbehavior (Before → After)", "Avg Propagation Hops (Before → After)"):
         t2.add_column(col)
@@ -51,6 +53,40 @@ def render_tables(summaries: dict[float, dict[str, Any]]) -> list[Table]:
                    f"{s['hops_before']:.2f} → {s['hops_after']:.2f}")
     tables.append(t2)
     return tables
+
+
+ONLINE_ROWS = (
+    ("greedy decisions wrong during the build %", lambda b: f"{100 * b['build_misbehavior']:.1f} {_ci(b['build_misbehavior_ci95'], 100, '.1f')}"),
+    ("propagation as written: mean hops [CI] (max)", lambda b: f"{b['hops_written']:.2f} {_ci(b['hops_written_ci95'], 1, '.2f')} ({b['hops_written_max']})"),
+    ("derived records written / scenario", lambda b: f"{b['derived_per_scenario']:.1f}"),
+    ("still affected at the end of the build / scenario", lambda b: f"{b['affected_end_of_build_per_scenario']:.1f}"),
+    ("evaluation episodes: misbehavior %", lambda b: f"{100 * b['eval']['misbehavior']:.1f} {_ci(b['eval']['misbehavior_ci95'], 100, '.1f')}"),
+    ("after the episodes: hops of the affected (affected / scenario)",
+     lambda b: f"{b['eval']['hops']:.2f} ({b['eval']['affected_per_scenario']:.1f})"),
+)
+
+
+def online_table(s: dict[str, Any]) -> Table:
+    """Online containment: the same test scenarios and attacks built without and with the guard."""
+    o = s["online"]
+    t = Table(title=f"Online containment (guard every {s['params'].get('online_window')} cycles while agents act); "
+                    f"collateral {100 * o['online']['collateral']:.1f}%, coverage {100 * o['online']['repair_coverage']:.1f}%")
+    for col in ("Measure", "Without defense", "Online defense"):
+        t.add_column(col)
+    for name, fmt in ONLINE_ROWS:
+        t.add_row(name, fmt(o["before"]), fmt(o["online"]))
+    return t
+
+
+def markdown_online(s: dict[str, Any]) -> str:
+    """The online containment table as Markdown."""
+    o = s["online"]
+    lines = ["| measure | without defense | online defense |", "| --- | --- | --- |"]
+    lines += [f"| {name} | {fmt(o['before'])} | {fmt(o['online'])} |" for name, fmt in ONLINE_ROWS]
+    lines += ["", f"Online repair: {o['online']['repaired_per_scenario']:.1f} records repaired per scenario, "
+                  f"collateral {100 * o['online']['collateral']:.1f}% {_ci(o['online']['collateral_ci95'], 100, '.1f')}, "
+                  f"coverage {100 * o['online']['repair_coverage']:.1f}% of injected + derived records."]
+    return "\n".join(lines)
 
 
 def markdown_table1(s: dict[str, Any]) -> str:
@@ -111,6 +147,9 @@ if __name__ == "__main__":  # python -m misguard.bench.memory._report summary.js
         else:  # a --ratios summary: {ratio: summary}
             loaded.update({f"{arg}:{k}": v for k, v in data.items()})
     if len(loaded) == 1:
-        print(markdown_table1(next(iter(loaded.values()))))
+        only = next(iter(loaded.values()))
+        print(markdown_table1(only))
+        if "online" in only:
+            print("\n" + markdown_online(only))
     else:
         print(markdown_table2(loaded))

@@ -13,6 +13,15 @@ by isolating what they flag), then the same agents keep acting on that copy for 
 evaluation episodes, with the guard re-run over each window of new memories. "Before" is
 the same episodes on an unrepaired copy.
 
+Online containment (`online_window` > 0, the paper's "repair operations are dynamically
+iterated during the task execution phase through a sliding window re-evaluation"): each
+test scenario is built a second time from the same seed and the same attack (targets,
+wrong actions, schedule), with the fitted proposed guard run through
+`MemoryGuard.guard_store` every `online_window` cycles while the agents keep acting, so
+later decisions retrieve repaired memory. Both builds are measured as written: the
+propagation that actually happened (hops of every derived record, repaired later or not),
+the greedy decisions' error rate during the build, and then the same evaluation episodes.
+
 Labels: 1 = injected or modified poison, 0 = written by an honest agent. Honest records
 that inherited a wrong action through reuse of poison ("derived") are excluded from
 AUC/FPR (neither injected nor benign) but are what repair must also fix.
@@ -79,6 +88,9 @@ class BenchParams:
     holdout: bool = False
     eval_steps: int = EVAL_STEPS
     repair_rounds: int = 1  # guard_store passes before the evaluation episodes (each re-scores what is left)
+    online_window: int = 0  # > 0: also rebuild each test scenario with the guard run every this many cycles
+    online_horizon: int = 0  # online passes may repair records of the last this many cycles (0: any active record)
+    first_seed: int = 0  # seeds first_seed .. first_seed + seeds - 1 (tuning runs use seeds the reports do not)
 
     def method_names(self) -> list[str]:
         names = list(self.methods) or DETECTORS.names()
@@ -117,7 +129,8 @@ def propagation(store: MemoryStore, truth: dict[str, Truth], scope: Callable[[An
     action that differs from the reference policy and reachable from an injected record.
     *Affected* (the records whose hops are averaged): derived records that are still active
     and still carry a wrong action, i.e. not quarantined and not rewritten to a correct one
-    (before repair: every derived record). Distances are from the nearest injected record
+    (before repair: every derived record). `derived_hop_*`: the same over every derived
+    record, repaired or not (the propagation that happened). Distances are from the nearest injected record
     (never longer than from "the first injected node" of the paper's definition).
     """
     records = [r for r in store.iter_records() if scope is None or scope(r)]
@@ -136,6 +149,7 @@ def propagation(store: MemoryStore, truth: dict[str, Truth], scope: Callable[[An
     affected = derived & is_active & wrong_now
     hist = np.bincount(dist[affected], minlength=1).tolist() if affected.any() else [0]
     return {"hop_sum": float(dist[affected].sum()), "hop_n": int(affected.sum()),
+            "derived_hop_sum": float(dist[derived].sum()), "derived_hop_max": int(dist[derived].max()) if derived.any() else 0,
             "hop_max": int(dist[affected].max()) if affected.any() else 0, "hop_hist": hist,
             "affected": int(affected.sum()), "derived": int(derived.sum()), "poison": int((label == 1).sum()),
             "derived_ids": [ids[i] for i in np.flatnonzero(derived)]}
@@ -149,6 +163,16 @@ def _copy_store(src: MemoryStore, dst: MemoryStore, scope: Callable[[Any], bool]
     dst.record_reuses((e.src, e.dst, e.dst_kind, e.agent) for e in src.edges() if e.src in keep and e.dst in keep)
 
 
+def _guard_pass(guard: MemoryGuard, memory: SharedMemory, since: float | None, scope: Callable[[Any], bool] | None,
+                counts: dict[str, int]) -> None:
+    """One sliding-window pass: score, plan and apply the repair, then re-index what agents retrieve."""
+    _, _, plan, seqs = guard.guard_store(memory.store, since=since, scope=scope)
+    for k, v in plan.counts.items():
+        counts[k] = counts.get(k, 0) + v
+    if seqs:
+        memory.refresh()
+
+
 def _episodes(world_sc: Scenario, memory: SharedMemory, truth: dict[str, Truth], clock: int, seed: int, steps: int,
               guard: MemoryGuard | None, scope: Callable[[Any], bool]) -> tuple[int, int, dict[str, int]]:
     """The same greedy evaluation episodes for every method; the guard re-runs per window."""
@@ -159,16 +183,35 @@ def _episodes(world_sc: Scenario, memory: SharedMemory, truth: dict[str, Truth],
     for step in range(steps):
         world.step(explore=False)
         if guard is not None and (step + 1) % WINDOW == 0:
-            _, _, plan, _ = guard.guard_store(memory.store, since=start, scope=scope)
-            for k, v in plan.counts.items():
-                counts[k] = counts.get(k, 0) + v
-            memory.refresh()
+            _guard_pass(guard, memory, start, scope, counts)
             start = float(world.clock)
     return world.decisions, world.wrong, counts
 
 
-def _repaired_ids(store: MemoryStore) -> set[str]:
-    return {e.target for e in store.audit_log() if e.action in ("quarantine", "rewrite") and not e.rolled_back}
+def online_defense(guard: MemoryGuard, window: int, horizon: int, counts: dict[str, int]) -> Callable[[World, int], None]:
+    """`build_world`'s `after_step`: every `window` cycles the guard repairs the memory written so
+    far (records of the last `horizon` cycles, or any active record with 0) while agents act."""
+    def after_step(world: World, step: int) -> None:
+        if (step + 1) % window == 0:
+            _guard_pass(guard, world.memory, None if horizon <= 0 else float(world.clock - horizon), None, counts)
+    return after_step
+
+
+def build_metrics(world: World) -> dict[str, Any]:
+    """The build phase as it happened: greedy (non-exploring) agent decisions and how many were
+    wrong, and the propagation of the poisoned influence as written."""
+    demos = {r.id for r in world.memory.store.iter_records() if r.provenance.channel == "demo"}
+    greedy = [t for rid, t in world.truth.items() if t.label == 0 and not t.explore and rid not in demos]
+    prop = propagation(world.memory.store, world.truth)
+    return {"decisions": len(greedy), "wrong": int(sum(t.action != t.reference for t in greedy)),
+            "derived": prop["derived"], "hop_sum": prop["derived_hop_sum"], "hop_max": prop["derived_hop_max"],
+            "affected_end": prop["affected"]}
+
+
+def _repaired_ids(store: MemoryStore, actor: str = "memory-guard") -> set[str]:
+    """Records the guard quarantined or rewrote (not the attacker's in-place rewrites, C2)."""
+    return {e.target for e in store.audit_log()
+            if e.action in ("quarantine", "rewrite") and e.actor == actor and not e.rolled_back}
 
 
 def run_seed(params: BenchParams, seed: int, out_dir: Path, log: Callable[[str], None]) -> dict[str, Any]:
@@ -245,9 +288,23 @@ def run_seed(params: BenchParams, seed: int, out_dir: Path, log: Callable[[str],
     if hasattr(prop, "head"):
         extra_auc["encoder_head_only"] = auc(prop.head(inputs)[ok_test], labels_a[ok_test].astype(int))
 
+    # Online containment: the test scenarios rebuilt from the same seeds and attacks, with the
+    # fitted proposed guard repairing the memory every `online_window` cycles while agents act.
+    tests = [sc for sc in scenarios if split_of[sc.sid] == 2]
+    sources: dict[str, dict[int, World]] = {"before": worlds}
+    online_counts: dict[int, dict[str, int]] = {}
+    if params.online_window > 0:
+        t4 = time.perf_counter()
+        sources["online"] = {}
+        for sc in tests:
+            online_counts[sc.sid] = {}
+            hook = online_defense(guards["proposed"], params.online_window, params.online_horizon, online_counts[sc.sid])
+            sources["online"][sc.sid] = build_world(sc, folder / f"online-scenario{sc.sid}.db", np.random.default_rng([seed, sc.sid]),
+                                                    per, attack_for(sc), feat, after_step=hook)
+        timings["online_simulate_s"] = time.perf_counter() - t4
+
     # Repair and evaluation episodes on copies of the test scenarios' stores.
     t3 = time.perf_counter()
-    tests = [sc for sc in scenarios if split_of[sc.sid] == 2]
     units = []
     pg = open_store(params.postgres_url) if params.backend == "postgres" else None
     store_info: dict[str, Any] = {"backend": params.backend, "audit_entries": 0}
@@ -259,21 +316,27 @@ def run_seed(params: BenchParams, seed: int, out_dir: Path, log: Callable[[str],
             unit: dict[str, Any] = {"sid": sc.sid, "family": sc.family, "n": int(b - a),
                                     "poison": int((lab == 1).sum()), "derived": int((lab == 2).sum())}
             scope = _scope(sc)
-            for m in ["before", *methods]:
-                if m == "proposed" and pg is not None:
+            for m in ["before", *methods, *(["online"] if "online" in sources else [])]:
+                src_world = sources.get(m, worlds)[sc.sid]
+                if m == "online":  # evaluated on its own store: a copy would lose statuses and the audit log
+                    store = src_world.memory.store
+                elif m == "proposed" and pg is not None:
                     store = pg
                 else:
                     store = open_store(folder / f"eval-{m}-{sc.sid}.db")
                 with contextlib.ExitStack() as stack:
-                    if store is not pg:
+                    if store is not pg and m != "online":
                         stack.enter_context(store)
-                    _copy_store(w.memory.store, store, scope)
-                    truth = dict(w.truth)
-                    guard = None if m == "before" else guards[m]
-                    counts: dict[str, int] = {}
+                    if m != "online":
+                        _copy_store(src_world.memory.store, store, scope)
+                    truth = dict(src_world.truth)
+                    build = build_metrics(src_world) if m in ("before", "online") else {}  # before the episodes write more
+                    guard = None if m == "before" else guards["proposed" if m == "online" else m]
+                    counts: dict[str, int] = dict(online_counts.get(sc.sid, {})) if m == "online" else {}
                     # Re-evaluation: each round scores the memory the previous one left (quarantined records
-                    # no longer count as evidence, rewritten ones count with their new action).
-                    for _ in range(params.repair_rounds if guard is not None else 0):
+                    # no longer count as evidence, rewritten ones count with their new action). The online
+                    # build has been repaired while it was written: no post-hoc pass.
+                    for _ in range(params.repair_rounds if m not in ("before", "online") else 0):
                         _, _, plan, seqs = guard.guard_store(store, scope=scope)  # type: ignore[union-attr]
                         for k, v in plan.counts.items():
                             counts[k] = counts.get(k, 0) + v
@@ -281,7 +344,7 @@ def run_seed(params: BenchParams, seed: int, out_dir: Path, log: Callable[[str],
                             break
                     memory = SharedMemory(store, featurizer=feat, recency_halflife=RECENCY_HALFLIFE,
                                           recency_weight=RECENCY_WEIGHT, scope=scope)
-                    d, wr, more = _episodes(sc, memory, truth, w.clock, seed, params.eval_steps, guard, scope)
+                    d, wr, more = _episodes(sc, memory, truth, src_world.clock, seed, params.eval_steps, guard, scope)
                     for k, v in more.items():
                         counts[k] = counts.get(k, 0) + v
                     prop_now = propagation(store, truth, scope)
@@ -293,7 +356,9 @@ def run_seed(params: BenchParams, seed: int, out_dir: Path, log: Callable[[str],
                                              "repaired": len(repaired), "repaired_benign": len(repaired - bad),
                                              "repaired_bad": len(repaired & bad), "bad": len(bad & {r for r in truth if scope_match(r, sc)}),
                                              "counts": counts}
-                    if m != "before":
+                    if m in ("before", "online"):
+                        block["build"] = build
+                    else:
                         s_m, ok = scores[m][a:b], lab <= 1
                         pos, neg = s_m[ok & (lab == 1)], s_m[ok & (lab == 0)]
                         thr = guards[m].threshold
@@ -312,8 +377,9 @@ def run_seed(params: BenchParams, seed: int, out_dir: Path, log: Callable[[str],
     finally:
         if pg is not None:
             pg.close()
-        for w in worlds.values():
-            w.memory.store.close()
+        for group in sources.values():
+            for w in group.values():
+                w.memory.store.close()
     timings["repair_eval_s"] = time.perf_counter() - t3
     timings["total_s"] = time.perf_counter() - t0
     timings["total_cpu_s"] = time.process_time() - c0  # this process only (one BLAS thread)
@@ -396,6 +462,24 @@ def aggregate(results: list[dict[str, Any]], resamples: int = 2000, seed: int = 
             "accuracy_by_family": eff["accuracy_by_family"], "accuracy_fluctuation": eff["accuracy_fluctuation"],
         }
 
+    def online_block() -> dict[str, Any]:
+        """Without defense vs online defense: the build as written, then the same evaluation episodes."""
+        out: dict[str, Any] = {}
+        for m in ("before", "online"):
+            builds = [u[m]["build"] for u in units]
+            mis, mis_ci = ratio(lambda u, m=m: u[m]["build"]["wrong"], lambda u, m=m: u[m]["build"]["decisions"])
+            hops, hops_ci = ratio(lambda u, m=m: u[m]["build"]["hop_sum"], lambda u, m=m: u[m]["build"]["derived"])
+            out[m] = {"build_misbehavior": mis, "build_misbehavior_ci95": mis_ci, "hops_written": hops, "hops_written_ci95": hops_ci,
+                      "hops_written_max": int(max(b["hop_max"] for b in builds)),
+                      "derived_per_scenario": float(np.mean([b["derived"] for b in builds])),
+                      "affected_end_of_build_per_scenario": float(np.mean([b["affected_end"] for b in builds])),
+                      "eval": effect(m)}
+        coll, coll_ci = ratio(lambda u: u["online"]["repaired_benign"], lambda u: u["online"]["repaired"])
+        cov, cov_ci = ratio(lambda u: u["online"]["repaired_bad"], lambda u: u["online"]["bad"])
+        out["online"].update({"collateral": coll, "collateral_ci95": coll_ci, "repair_coverage": cov, "repair_coverage_ci95": cov_ci,
+                              "repaired_per_scenario": float(np.mean([u["online"]["repaired"] for u in units]))})
+        return out
+
     before = effect("before")
     blocks = {m: method_block(m) for m in methods}
     main = blocks.pop("proposed")
@@ -408,6 +492,8 @@ def aggregate(results: list[dict[str, Any]], resamples: int = 2000, seed: int = 
     out["before"] = before
     out["misbehavior_before_ci95"], out["hops_before_ci95"] = before["misbehavior_ci95"], before["hops_ci95"]
     out["baselines"] = {m: shape(b) for m, b in blocks.items()}
+    if "online" in units[0]:
+        out["online"] = online_block()
     seps = [r["field_separability"] for r in results]
     out["field_separability_max"] = {k: float(max(s[k] for s in seps)) for k in seps[0]}
     return out
@@ -441,7 +527,8 @@ def run_memory_bench(settings: Settings, params: BenchParams, output: Path, log:
                           "(the earlier log is kept)")
     with runlog, _limit_threads():
         done = runlog.done_keys("seed")
-        for seed in range(params.seeds):
+        seed_range = range(params.first_seed, params.first_seed + params.seeds)
+        for seed in seed_range:
             key = f"{params.kind}-{params.ratio}-{seed}"
             if key in done:
                 log(f"seed {seed}: done in an earlier run, skipped")
@@ -449,7 +536,7 @@ def run_memory_bench(settings: Settings, params: BenchParams, output: Path, log:
             result = run_seed(params, seed, output, log)
             runlog.write("seed", key=key, **result)
             log(f"seed {seed}: AUC {result['auc']['proposed']:.3f} in {result['timings']['total_s']:.1f} s")
-        wanted = {f"{params.kind}-{params.ratio}-{seed}" for seed in range(params.seeds)}
+        wanted = {f"{params.kind}-{params.ratio}-{seed}" for seed in seed_range}
         results = [e.data for e in runlog.of_type("seed") if e.key in wanted]
     summary = aggregate(results)
     summary.update({
