@@ -163,14 +163,16 @@ def _copy_store(src: MemoryStore, dst: MemoryStore, scope: Callable[[Any], bool]
     dst.record_reuses((e.src, e.dst, e.dst_kind, e.agent) for e in src.edges() if e.src in keep and e.dst in keep)
 
 
-def _guard_pass(guard: MemoryGuard, memory: SharedMemory, since: float | None, scope: Callable[[Any], bool] | None,
-                counts: dict[str, int]) -> None:
-    """One sliding-window pass: score, plan and apply the repair, then re-index what agents retrieve."""
-    _, _, plan, seqs = guard.guard_store(memory.store, since=since, scope=scope)
+def _guard_pass(guard: MemoryGuard, store: MemoryStore, since: float | None, scope: Callable[[Any], bool] | None,
+                counts: dict[str, int], memory: SharedMemory | None = None) -> bool:
+    """One repair pass (score, plan, apply) with its counts added to `counts`; re-indexes what
+    `memory`'s agents retrieve when it changed anything. Returns whether it did."""
+    _, _, plan, seqs = guard.guard_store(store, since=since, scope=scope)
     for k, v in plan.counts.items():
         counts[k] = counts.get(k, 0) + v
-    if seqs:
+    if seqs and memory is not None:
         memory.refresh()
+    return bool(seqs)
 
 
 def _episodes(world_sc: Scenario, memory: SharedMemory, truth: dict[str, Truth], clock: int, seed: int, steps: int,
@@ -183,7 +185,7 @@ def _episodes(world_sc: Scenario, memory: SharedMemory, truth: dict[str, Truth],
     for step in range(steps):
         world.step(explore=False)
         if guard is not None and (step + 1) % WINDOW == 0:
-            _guard_pass(guard, memory, start, scope, counts)
+            _guard_pass(guard, memory.store, start, scope, counts, memory)
             start = float(world.clock)
     return world.decisions, world.wrong, counts
 
@@ -193,7 +195,7 @@ def online_defense(guard: MemoryGuard, window: int, horizon: int, counts: dict[s
     far (records of the last `horizon` cycles, or any active record with 0) while agents act."""
     def after_step(world: World, step: int) -> None:
         if (step + 1) % window == 0:
-            _guard_pass(guard, world.memory, None if horizon <= 0 else float(world.clock - horizon), None, counts)
+            _guard_pass(guard, world.memory.store, None if horizon <= 0 else float(world.clock - horizon), None, counts, world.memory)
     return after_step
 
 
@@ -337,10 +339,7 @@ def run_seed(params: BenchParams, seed: int, out_dir: Path, log: Callable[[str],
                     # no longer count as evidence, rewritten ones count with their new action). The online
                     # build has been repaired while it was written: no post-hoc pass.
                     for _ in range(params.repair_rounds if m not in ("before", "online") else 0):
-                        _, _, plan, seqs = guard.guard_store(store, scope=scope)  # type: ignore[union-attr]
-                        for k, v in plan.counts.items():
-                            counts[k] = counts.get(k, 0) + v
-                        if not seqs:
+                        if not _guard_pass(guard, store, None, scope, counts):  # type: ignore[arg-type]
                             break
                     memory = SharedMemory(store, featurizer=feat, recency_halflife=RECENCY_HALFLIFE,
                                           recency_weight=RECENCY_WEIGHT, scope=scope)

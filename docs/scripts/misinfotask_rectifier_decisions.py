@@ -1,0 +1,19 @@
+"""What the ARGUS rectifier decided on each monitored message, per run directory of
+`bench misinfotask` (its events/*.jsonl): rewrites, passes, unusable answers, messages
+flagged for review, and the goals it inferred. Run from the repo root, e.g.
+`.venv/bin/python docs/scripts/misinfotask_rectifier_decisions.py runs/table/inject-argus-gt15`."""
+import sys
+from collections import Counter
+from pathlib import Path
+from misguard.mas import read_events
+for run_dir in sys.argv[1:]:
+    total = Counter()
+    for path in sorted(Path(run_dir, "events").glob("*.jsonl")):
+        log = read_events(path)
+        monitored = [e.data for e in log.of_type("interception") if e.data["details"].get("monitored")]
+        counts = Counter("unusable" if d["details"].get("rectifier_unusable") else d["action"] for d in monitored)
+        counts["monitored"], counts["need_review"] = len(monitored), sum(bool(d["details"].get("need_review")) for d in monitored)
+        goals = [g for e in log.of_type("interceptor_round") for g in e.data.get("goals") or []]
+        print(f"{path}: {dict(counts)}; goals at the last round: {sorted(set(goals))[-3:]}")
+        total += counts
+    print(f"{run_dir}: {dict(total)}")
