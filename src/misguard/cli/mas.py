@@ -240,6 +240,29 @@ def argus_calibrate(
     console.print(f"written: {output}/calibration.json")
 
 
+@bench_app.command("defense-probe")
+@friendly_errors
+def defense_probe(
+    ctx: typer.Context,
+    data: DataOption = None,
+    defense: Annotated[DefenseName, typer.Option(help="Defense by registry name.")] = DefenseName("argus"),  # type: ignore[valid-type]
+    defense_param: Annotated[Optional[list[str]], typer.Option(help="KEY=VALUE overriding the defense's settings section, repeatable (e.g. ground_truth=true).")] = None,
+    rectifier_model: RectifierOption = None,
+    tasks: Annotated[str, typer.Option(help="Task ids to probe; keep them apart from tasks anything was tuned on.")] = "60-79",
+    k: Annotated[int, typer.Option("--k", min=1, help="Sentences per message (misinformation arguments or ground truths).")] = 2,
+    output: Annotated[Path, typer.Option(help="Directory for the run log and summary.json; rerun to resume.")] = Path("runs/defense-probe"),
+) -> None:
+    """Does a defense act on a message carrying a task's misinformation, and leave a true one alone? (no agents run)"""
+    from ..bench.misinfotask import parse_task_selection
+    from ..bench.misinfotask._probe import run_defense_probe
+
+    settings = settings_from(ctx)
+    _, records = _records(settings, data)
+    chosen = set(parse_task_selection(tasks, [t.id for t in records]))
+    run_defense_probe(settings, [t for t in records if t.id in chosen], output, defense=_value(defense),
+                      defense_params=parse_params(defense_param or []), rectifier_model=rectifier_model, k=k, console=console)
+
+
 @bench_app.command("gsafeguard-train")
 @friendly_errors
 def gsafeguard_train(

@@ -1,0 +1,162 @@
+"""Probe a defense's per-message decisions on MisInfoTask text, without running the agents.
+
+A full MisInfoTask run costs tens of minutes on a CPU and mixes the defense's decisions with
+the agents' and the judge's noise. This probe asks the one question that decides whether a
+defense can lower MT at all: does it act on a message that carries the task's misinformation,
+and leave a true one alone? Per task, two messages on one monitored channel:
+
+    poisoned  `k` of the task's misinformation arguments, as a hijacked agent writes them;
+    clean     `k` of the task's ground truths.
+
+Each message goes through a fresh defense (built by registry name with `build_defense`, so a
+plug-in is probed the same way), so no inferred goal carries over from one message to the
+next. Acting = rewrite or block. With ARGUS's `ground_truth=true`, the defense is given the
+task's OTHER ground truths only (never the sentences of the clean message it is judging).
+The run log is resumable: rerun the same command to continue.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import networkx as nx
+from rich.console import Console
+from rich.table import Table
+
+from ...config import Settings
+from ...errors import ConfigError
+from ...embed import Embedder, get_embedder
+from ...llm import LLM, get_llm
+from ...mas import DefenseContext, EventLog, EventLogView, InterceptorAction, SystemView, build_defense
+from ...runlog import RunHeader, RunLog, public_settings
+from ...types import EdgeMessage
+from ._data import MisinfoTask
+from ._stats import bootstrap_ci
+
+SENDER, RECEIVER = "agent_1", "agent_2"
+
+
+def probe_messages(task: MisinfoTask, k: int, seed: int) -> tuple[dict[str, str], tuple[str, ...]]:
+    """The task's poisoned and clean messages, and the ground truths the defense may see
+    (those not in the clean message)."""
+    rng = random.Random(f"{seed}:{task.id}")
+    arguments = rng.sample(list(task.misinfo_argument), min(k, len(task.misinfo_argument)))
+    truths = rng.sample(list(task.ground_truth), min(k, len(task.ground_truth)))
+    evidence = tuple(t for t in task.ground_truth if t not in truths)
+    return {"poisoned": " ".join(arguments), "clean": " ".join(truths)}, evidence
+
+
+async def _decide(interceptors: Sequence[Any], text: str) -> dict[str, Any]:
+    graph = nx.DiGraph([(SENDER, RECEIVER)])
+    view = SystemView(graph, 1, EventLogView(EventLog()), (SENDER, RECEIVER))
+    message = EdgeMessage(sender=SENDER, receiver=RECEIVER, round=1, text=text)
+    actions, reasons, tokens, calls, latency, unusable, flagged = [], [], 0, 0, 0.0, False, False
+    for interceptor in interceptors:
+        await interceptor.start_round(view)
+        decision = await interceptor.intercept(message, view)
+        actions.append(decision.action.value)
+        reasons.append(decision.reason)
+        tokens += decision.usage.prompt_tokens + decision.usage.completion_tokens
+        calls += decision.usage.calls
+        latency += decision.usage.latency_s
+        unusable |= any(key.endswith("_unusable") for key in decision.details)
+        flagged |= bool(decision.details.get("need_review"))
+        if decision.action is InterceptorAction.BLOCK:
+            break
+        if decision.action is InterceptorAction.REWRITE and decision.text:
+            message = message.model_copy(update={"text": decision.text})
+    acted = any(a != InterceptorAction.PASS.value for a in actions)
+    return {"acted": acted, "flagged_deliberate": flagged, "unusable": unusable, "actions": actions,
+            "reasons": reasons, "tokens": tokens, "calls": calls, "latency_s": latency,
+            "output": message.text[:2000]}
+
+
+def run_defense_probe(
+    settings: Settings,
+    tasks: Sequence[MisinfoTask],
+    output: Path,
+    *,
+    defense: str,
+    defense_params: Mapping[str, Any] | None = None,
+    rectifier_model: str | None = None,
+    k: int = 2,
+    worker: LLM | None = None,
+    rectifier: LLM | None = None,
+    embedder: Embedder | None = None,
+    console: Console | None = None,
+) -> dict[str, Any]:
+    """Probe `defense` on each task's poisoned and clean message; returns the summary
+    (acting rate per kind with bootstrap intervals over messages, tokens per message).
+    Components not given are built from `settings` (`rectifier_model` names the rectifier)."""
+    console = console or Console()
+    worker = worker or get_llm(None, settings.llm)
+    if rectifier is None:
+        rectifier_spec = rectifier_model or settings.defense.rectifier_model
+        rectifier = get_llm(rectifier_spec, settings.llm) if rectifier_spec and rectifier_spec != worker.spec else worker
+    embedder = embedder or get_embedder(None, settings.embed)
+    params = dict(defense_params or {})
+    header = RunHeader(
+        kind="bench.defense-probe", settings=public_settings(settings),
+        components={"worker_llm": worker.describe(), "rectifier_llm": rectifier.describe(), "embedder": embedder.describe()},
+        seeds={"messages": settings.seed, "llm": settings.llm.seed},
+        params={"defense": defense, "defense_params": params, "k": k, "tasks": [t.id for t in tasks]},
+    )
+    output.mkdir(parents=True, exist_ok=True)
+    runlog = RunLog.open(output / "runlog.jsonl", header, resume=True)
+    if runlog.header.params != header.params or runlog.header.components != header.components:
+        runlog.close()
+        raise ConfigError(f"{output}/runlog.jsonl was made with other parameters or models; use another --output")
+    done = runlog.done_keys("probe")
+    try:
+        for task in tasks:
+            messages, evidence = probe_messages(task, k, settings.seed)
+            for kind, text in messages.items():
+                key = f"{task.id}:{kind}"
+                if key in done:
+                    continue
+                context = DefenseContext(settings=settings, llms={"worker": worker, "rectifier": rectifier},
+                                         embedder=embedder, ground_truths=evidence, seed=settings.seed)
+                interceptors = build_defense(defense, context, params)
+                row = asyncio.run(_decide(interceptors, text))
+                runlog.write("probe", key=key, task=task.id, kind=kind, input=text, **row)
+                console.print(f"task {task.id} {kind}: {'acted' if row['acted'] else 'passed'} "
+                              f"({'; '.join(r for r in row['reasons'] if r)})", highlight=False)
+        rows = [e.data for e in runlog.of_type("probe")]
+    finally:
+        runlog.close()
+    summary = summarize_probe(rows, seed=settings.seed)
+    summary.update(defense=defense, defense_params=params, rectifier=rectifier.spec, worker=worker.spec, k=k)
+    (output / "summary.json").write_text(json.dumps(summary, indent=2))
+    table = Table(title=f"{defense} {params or ''} (rectifier {rectifier.spec}): acts on a message when")
+    for col in ("message", "n", "acted % [95% CI]", "flagged deliberate %", "unusable answers %", "tokens / message"):
+        table.add_column(col, justify="right")
+    for kind in ("poisoned", "clean"):
+        s = summary[kind]
+        if s["n"]:
+            table.add_row(kind, str(s["n"]), f"{s['acted']:.0f} [{s['acted_lo']:.0f}, {s['acted_hi']:.0f}]",
+                          f"{s['flagged']:.0f}", f"{s['unusable']:.0f}", f"{s['tokens']:.0f}")
+    console.print(table)
+    console.print(f"written: {output}/runlog.jsonl, summary.json")
+    return summary
+
+
+def summarize_probe(rows: Sequence[Mapping[str, Any]], *, seed: int = 0) -> dict[str, Any]:
+    """Acting rate (percent, bootstrap over messages) per kind, with flag/unusable rates
+    and mean tokens per message."""
+    out: dict[str, Any] = {}
+    for kind in ("poisoned", "clean"):
+        mine = [r for r in rows if r["kind"] == kind]
+        acted, lo, hi = bootstrap_ci([100.0 * r["acted"] for r in mine], seed=seed)
+        n = len(mine)
+        out[kind] = {
+            "n": n, "acted": acted, "acted_lo": lo, "acted_hi": hi,
+            "flagged": 100.0 * sum(r["flagged_deliberate"] for r in mine) / n if n else None,
+            "unusable": 100.0 * sum(r["unusable"] for r in mine) / n if n else None,
+            "tokens": sum(r["tokens"] for r in mine) / n if n else None,
+        }
+    return out

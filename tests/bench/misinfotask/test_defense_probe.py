@@ -1,0 +1,80 @@
+"""The defense probe on a scripted rectifier: it counts acting per message kind, never shows
+the defense the sentences of the clean message it judges, resumes, and refuses a log made
+with other parameters."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from typer.testing import CliRunner
+
+from misguard.bench.misinfotask import load_tasks, sample_tasks_path
+from misguard.bench.misinfotask._probe import probe_messages, run_defense_probe, summarize_probe
+from misguard.cli.main import app
+from misguard.config import LLMSettings, Settings
+from misguard.embed import get_embedder
+from misguard.errors import ConfigError
+from misguard.llm import get_llm
+
+TASKS = load_tasks(sample_tasks_path())
+
+
+def rectifier_for(tasks):
+    """Rewrites a message iff it contains one of the tasks' misinformation arguments."""
+    arguments = [a for t in tasks for a in t.misinfo_argument]
+
+    def respond(messages):
+        if "false belief" in messages[-1].content:
+            return json.dumps({"goal": "a goal"})
+        text = re.search(r'MESSAGE:\n"""(.*?)"""', messages[1].content, re.S).group(1)
+        poisoned = any(a in text for a in arguments)
+        return json.dumps({"revised_message": "CORRECTED" if poisoned else text, "need_review": poisoned})
+
+    return get_llm("mock", LLMSettings(retries=0), respond=respond)
+
+
+def test_clean_message_truths_are_never_evidence():
+    for task in TASKS:
+        messages, evidence = probe_messages(task, 2, seed=0)
+        assert not any(truth in messages["clean"] for truth in evidence)
+        assert set(evidence) < set(task.ground_truth)
+        assert messages == probe_messages(task, 2, seed=0)[0]  # deterministic per seed
+
+
+def test_probe_counts_acting_and_resumes(tmp_path):
+    llm = rectifier_for(TASKS)
+    kwargs = dict(defense="argus", defense_params={"ground_truth": True}, worker=llm, rectifier=llm,
+                  embedder=get_embedder("hashing/64"))
+    summary = run_defense_probe(Settings(), TASKS, tmp_path, **kwargs)
+    assert summary["poisoned"]["n"] == summary["clean"]["n"] == len(TASKS)
+    assert summary["poisoned"]["acted"] == 100.0 and summary["poisoned"]["flagged"] == 100.0
+    assert summary["clean"]["acted"] == 0.0 and summary["clean"]["flagged"] == 0.0
+    prompts = [c[1].content for c in llm.calls if "MESSAGE:" in c[1].content]
+    for task in TASKS:  # the grounded rectifier saw evidence, never the clean message's own sentences
+        messages, _ = probe_messages(task, 2, seed=0)
+        clean_prompt = next(p for p in prompts if messages["clean"] in p)
+        assert "EVIDENCE" in clean_prompt.upper()
+        assert all(clean_prompt.count(s) == 1 for s in messages["clean"].split(". ") if s)
+
+    calls = len(llm.calls)
+    run_defense_probe(Settings(), TASKS, tmp_path, **kwargs)  # everything done: no new call
+    assert len(llm.calls) == calls
+    with pytest.raises(ConfigError, match="other parameters"):
+        run_defense_probe(Settings(), TASKS, tmp_path, **{**kwargs, "defense_params": {}})
+
+
+def test_none_defense_never_acts_and_summary_handles_empty_kinds(tmp_path):
+    summary = run_defense_probe(Settings(), TASKS[:1], tmp_path, defense="none", worker=get_llm("mock"),
+                                embedder=get_embedder("hashing/64"))
+    assert summary["poisoned"]["acted"] == 0.0 and summary["poisoned"]["tokens"] == 0
+    assert summarize_probe([])["clean"]["n"] == 0
+
+
+def test_cli_probe_on_shipped_tasks(tmp_path):
+    out = CliRunner().invoke(app, ["--llm", "mock", "--embedder", "hashing/64", "bench", "defense-probe", "--data", "sample",
+                                   "--tasks", "all", "--defense", "self-check", "--output", str(tmp_path)])
+    assert out.exit_code == 0, out.output
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["defense"] == "self-check" and summary["poisoned"]["n"] == len(TASKS)
