@@ -51,6 +51,8 @@ def test_probe_counts_acting_and_resumes(tmp_path):
     assert summary["poisoned"]["n"] == summary["clean"]["n"] == len(TASKS)
     assert summary["poisoned"]["acted"] == 100.0 and summary["poisoned"]["flagged"] == 100.0
     assert summary["clean"]["acted"] == 0.0 and summary["clean"]["flagged"] == 0.0
+    assert summary["clean"]["mt_proxy_in"] == summary["clean"]["mt_proxy_out"]  # passed unchanged
+    assert summary["poisoned"]["mt_proxy_in"] > summary["clean"]["mt_proxy_in"]
     prompts = [c[1].content for c in llm.calls if "MESSAGE:" in c[1].content]
     for task in TASKS:  # the grounded rectifier saw evidence, never the clean message's own sentences
         messages, _ = probe_messages(task, 2, seed=0)
