@@ -58,12 +58,13 @@ async def _decide(interceptors: Sequence[Any], text: str) -> dict[str, Any]:
     graph = nx.DiGraph([(SENDER, RECEIVER)])
     view = SystemView(graph, 1, EventLogView(EventLog()), (SENDER, RECEIVER))
     message = EdgeMessage(sender=SENDER, receiver=RECEIVER, round=1, text=text)
-    actions, reasons, tokens, calls, latency, unusable, flagged = [], [], 0, 0, 0.0, False, False
+    actions, reasons, details, tokens, calls, latency, unusable, flagged = [], [], [], 0, 0, 0.0, False, False
     for interceptor in interceptors:
         await interceptor.start_round(view)
         decision = await interceptor.intercept(message, view)
         actions.append(decision.action.value)
         reasons.append(decision.reason)
+        details.append(decision.details)
         tokens += decision.usage.prompt_tokens + decision.usage.completion_tokens
         calls += decision.usage.calls
         latency += decision.usage.latency_s
@@ -75,7 +76,7 @@ async def _decide(interceptors: Sequence[Any], text: str) -> dict[str, Any]:
             message = message.model_copy(update={"text": decision.text})
     acted = any(a != InterceptorAction.PASS.value for a in actions)
     return {"acted": acted, "flagged_deliberate": flagged, "unusable": unusable, "actions": actions,
-            "reasons": reasons, "tokens": tokens, "calls": calls, "latency_s": latency,
+            "reasons": reasons, "details": details, "tokens": tokens, "calls": calls, "latency_s": latency,
             "output": message.text[:2000]}
 
 
