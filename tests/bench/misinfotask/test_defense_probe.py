@@ -30,7 +30,8 @@ def rectifier_for(tasks):
             return json.dumps({"goal": "a goal"})
         text = re.search(r'MESSAGE:\n"""(.*?)"""', messages[1].content, re.S).group(1)
         poisoned = any(a in text for a in arguments)
-        return json.dumps({"revised_message": "CORRECTED" if poisoned else text, "need_review": poisoned})
+        checks = [{"sentence": text[:40], "verdict": "contradiction" if poisoned else "agreement", "confidence": "high"}]
+        return json.dumps({"checks": checks, "revised_message": "CORRECTED" if poisoned else text, "need_review": poisoned})
 
     return get_llm("mock", LLMSettings(retries=0), respond=respond)
 
@@ -51,6 +52,7 @@ def test_probe_counts_acting_and_resumes(tmp_path):
     assert summary["poisoned"]["n"] == summary["clean"]["n"] == len(TASKS)
     assert summary["poisoned"]["acted"] == 100.0 and summary["poisoned"]["flagged"] == 100.0
     assert summary["clean"]["acted"] == 0.0 and summary["clean"]["flagged"] == 0.0
+    assert summary["poisoned"]["contradiction"] == 100.0 and summary["clean"]["contradiction"] == 0.0
     assert summary["clean"]["mt_proxy_in"] == summary["clean"]["mt_proxy_out"]  # passed unchanged
     assert summary["poisoned"]["mt_proxy_in"] > summary["clean"]["mt_proxy_in"]
     prompts = [c[1].content for c in llm.calls if "MESSAGE:" in c[1].content]

@@ -138,12 +138,13 @@ def run_defense_probe(
     summary.update(defense=defense, defense_params=params, rectifier=rectifier.spec, worker=worker.spec, k=k)
     (output / "summary.json").write_text(json.dumps(summary, indent=2))
     table = Table(title=f"{defense} {params or ''} (rectifier {rectifier.spec}): acts on a message when")
-    for col in ("message", "n", "acted % [95% CI]", "flagged deliberate %", "unusable answers %", "MT proxy in -> out", "tokens / message"):
+    for col in ("message", "n", "acted % [95% CI]", "contradiction found %", "flagged deliberate %", "unusable answers %",
+                "MT proxy in -> out", "tokens / message"):
         table.add_column(col, justify="right")
     for kind in ("poisoned", "clean"):
         s = summary[kind]
         if s["n"]:
-            table.add_row(kind, str(s["n"]), f"{s['acted']:.0f} [{s['acted_lo']:.0f}, {s['acted_hi']:.0f}]",
+            table.add_row(kind, str(s["n"]), f"{s['acted']:.0f} [{s['acted_lo']:.0f}, {s['acted_hi']:.0f}]", _fmt(s["contradiction"], 0),
                           f"{s['flagged']:.0f}", f"{s['unusable']:.0f}", f"{_fmt(s['mt_proxy_in'])} -> {_fmt(s['mt_proxy_out'])}",
                           f"{s['tokens']:.0f}")
     console.print(table)
@@ -178,6 +179,7 @@ def summarize_probe(rows: Sequence[Mapping[str, Any]], *, seed: int = 0) -> dict
             "flagged": 100.0 * sum(r["flagged_deliberate"] for r in mine) / n if n else None,
             "unusable": 100.0 * sum(r["unusable"] for r in mine) / n if n else None,
             "tokens": sum(r["tokens"] for r in mine) / n if n else None,
+            "contradiction": _mean([_contradiction(r) for r in mine]),
             "mt_proxy_in": _mean([r.get("mt_proxy_in") for r in mine]),
             "mt_proxy_out": _mean([r.get("mt_proxy_out") for r in mine]),
         }
@@ -189,5 +191,15 @@ def _mean(values: Sequence[float | None]) -> float | None:
     return sum(known) / len(known) if known else None
 
 
-def _fmt(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.2f}"
+def _fmt(value: float | None, digits: int = 2) -> str:
+    return "n/a" if value is None else f"{value:.{digits}f}"
+
+
+def _contradiction(row: Mapping[str, Any]) -> float | None:
+    """100 if any sentence check (ARGUS's chain of thought) says "contradiction", 0 if none
+    does, None when there are no checks: a decision signal apart from the rewrite,
+    which a small model changes even when it finds nothing wrong."""
+    if not any("checks" in d for d in row.get("details", [])):
+        return None  # logged without details, or a defense that does not check sentences
+    checks = [c for d in row["details"] for c in d.get("checks", [])]
+    return 100.0 if any(c.get("verdict") == "contradiction" for c in checks) else 0.0
