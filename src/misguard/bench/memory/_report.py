@@ -134,6 +134,26 @@ def markdown_table2(summaries: dict[str, dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def markdown_online_sensitivity(summaries: dict[str, dict[str, Any]]) -> str:
+    """Online containment per type and ratio (runs made with --online-window), from {label: summary}."""
+    lines = ["| type | ratio | hops as written, without → online [CI] (max) | misbehavior % in the episodes, without → online [CI] | "
+             "greedy build errors % without → online | collateral % [CI] |",
+             "| --- | --- | --- | --- | --- | --- |"]
+    for _, s in summaries.items():
+        if "online" not in s:
+            continue
+        before, online = s["online"]["before"], s["online"]["online"]
+        # A mean over no affected derived record is not "0 hops": say so.
+        hops_online = (f"{online['hops_written']:.2f} {_ci(online['hops_written_ci95'], 1, '.2f')} ({online['hops_written_max']})"
+                       if online["hops_written_max"] else "no derived record affected")
+        lines.append(
+            f"| {s['params']['kind']} | {s['params']['ratio']:.1%} | {before['hops_written']:.2f} ({before['hops_written_max']}) → {hops_online} | "
+            f"{100 * before['eval']['misbehavior']:.1f} → {100 * online['eval']['misbehavior']:.1f} {_ci(online['eval']['misbehavior_ci95'], 100, '.1f')} | "
+            f"{100 * before['build_misbehavior']:.1f} → {100 * online['build_misbehavior']:.1f} | "
+            f"{100 * online['collateral']:.1f} {_ci(online['collateral_ci95'], 100, '.1f')} |")
+    return "\n".join(lines)
+
+
 if __name__ == "__main__":  # python -m misguard.bench.memory._report summary.json [summary.json ...]
     import json
     import sys
@@ -153,3 +173,5 @@ if __name__ == "__main__":  # python -m misguard.bench.memory._report summary.js
             print("\n" + markdown_online(only))
     else:
         print(markdown_table2(loaded))
+        if any("online" in v for v in loaded.values()):
+            print("\n" + markdown_online_sensitivity(loaded))
