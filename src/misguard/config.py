@@ -116,6 +116,23 @@ class ArgusSettings(Section):
     (e5: keeps 95% of misinformation sentences, skips 11% of on-topic true ones)."""
     max_tokens: int = Field(400, ge=32)
     """Token limit of one rectifier answer."""
+    risk_model_path: Path | None = None
+    """Message risk model (`misguard bench argus-risk`): evidence that needs no LLM, used
+    for localization (`delta`), goal seeding, the pre-screen and redaction. None: the
+    paper's ARGUS."""
+    delta: float = Field(0.6, ge=0.0)
+    """Weight of the misinformation risk an edge carried last round (with a risk model).
+    Set equal to beta, the goal-relevance weight, as a prior; not tuned."""
+    risk_goals: bool = True
+    """With a risk model: a message whose riskiest sentence reaches the model's act
+    threshold counts as deliberate, and that sentence seeds the goals when the rectifier
+    infers none."""
+    redact: bool = True
+    """With a risk model: sentences at or above its act threshold that are still in a
+    monitored message after the rectifier are removed, each replaced by the closest ground
+    truth when the defense has them."""
+    rectifier_llm: bool = True
+    """False: no rectifier LLM; the risk model alone corrects (needs `risk_model_path`)."""
 
 
 class SelfCheckSettings(Section):

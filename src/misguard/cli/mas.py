@@ -1,5 +1,5 @@
 """`misguard bench misinfotask` (the ARGUS setting on MisInfoTask), its comparison report,
-the ARGUS localization speed bench, threshold calibration and G-Safeguard training.
+the ARGUS localization speed bench, threshold calibration, the risk model and G-Safeguard training.
 
 Attack, defense and topology choices come from their registries, so a newly registered
 plug-in appears here without editing this file.
@@ -119,6 +119,14 @@ def _records(settings: Any, data: str | None) -> tuple[Path, list[Any]]:
     return path, load_tasks(path)
 
 
+def _select(records: list[Any], tasks: str) -> list[Any]:
+    """The tasks a `--tasks`-style selection ("0-29", "1,2,5") names, in file order."""
+    from ..bench.misinfotask import parse_task_selection
+
+    chosen = set(parse_task_selection(tasks, [t.id for t in records]))
+    return [t for t in records if t.id in chosen]
+
+
 def _sweep_config(path: Path, records: list[Any], tasks: str | None, seeds: str, **fields: Any) -> Any:
     """A validated SweepConfig (bad options become one ConfigError line)."""
     from ..bench.misinfotask import SweepConfig, parse_seeds, parse_task_selection
@@ -224,20 +232,53 @@ def argus_calibrate(
     output: Annotated[Path, typer.Option(help="Where calibration.json goes.")] = Path("runs/argus-calibration"),
 ) -> None:
     """Calibrate ARGUS's relevance, goal de-duplication and pre-screen thresholds for the configured embedder."""
-    from ..bench.misinfotask import parse_task_selection
     from ..bench.misinfotask._calibrate import calibrate_thresholds
     from ..embed import get_embedder
 
     settings = settings_from(ctx)
     path, records = _records(settings, data)
-    chosen = set(parse_task_selection(tasks, [t.id for t in records]))
-    result = calibrate_thresholds([t for t in records if t.id in chosen], get_embedder(None, settings.embed))
+    result = calibrate_thresholds(_select(records, tasks), get_embedder(None, settings.embed))
     result["data"] = str(path)
     output.mkdir(parents=True, exist_ok=True)
     (output / "calibration.json").write_text(json.dumps(result, indent=2))
     for key in ("relevance_threshold", "goal_dedup_threshold", "prescreen_threshold"):
         console.print(f"{key}: {json.dumps(result[key])}", highlight=False)
     console.print(f"written: {output}/calibration.json")
+
+
+@bench_app.command("argus-risk")
+@friendly_errors
+def argus_risk(
+    ctx: typer.Context,
+    data: DataOption = None,
+    tasks: Annotated[str, typer.Option(help="Task ids to train on: keep them apart from the evaluated tasks.")] = "30-107",
+    eval_tasks: Annotated[str, typer.Option(help="Task ids to evaluate on (never trained on).")] = "0-29",
+    output: Annotated[Path, typer.Option(help="Where model.json and report.json go.")] = Path("runs/argus-risk"),
+) -> None:
+    """Train ARGUS's message risk model (misinformation vs truth, per sentence, no LLM) and evaluate it on other tasks."""
+    from ..bench.misinfotask._risk import evaluate_message_risk, train_message_risk
+    from ..embed import get_embedder
+
+    settings = settings_from(ctx)
+    path, records = _records(settings, data)
+    train, held_out = _select(records, tasks), _select(records, eval_tasks)
+    shared = sorted({t.id for t in train} & {t.id for t in held_out})
+    if shared:
+        raise ConfigError(f"--tasks and --eval-tasks share tasks {shared[:10]}; keep them apart")
+    embedder = get_embedder(None, settings.embed)
+    model = train_message_risk(train, embedder)
+    model.report["data"] = str(path)
+    model.save(output / "model.json")
+    report = {"training": model.report, "evaluation": evaluate_message_risk(model, held_out, embedder),
+              "model": model.describe()}
+    (output / "report.json").write_text(json.dumps(report, indent=2))
+    ev = report["evaluation"]
+    console.print(f"trained on {len(train)} tasks: C={model.report['C']}, out-of-fold AUC {model.report['oof_auc']:.3f}; "
+                  f"act threshold {model.act_threshold:.3f}, screen threshold {model.screen_threshold:.3f}", highlight=False)
+    console.print(f"held-out tasks ({len(held_out)}): AUC {ev['auc']:.3f}; vs ground truths {ev['auc_vs']['ground_truth']:.3f}, "
+                  f"reference {ev['auc_vs']['reference']:.3f}, task text {ev['auc_vs']['task']:.3f}", highlight=False)
+    console.print("at the act threshold: " + ", ".join(f"{k} {v:.0%}" for k, v in ev["at_act"].items()), highlight=False)
+    console.print(f"written: {output}/model.json, {output}/report.json  (use: --defense-param risk_model_path={output}/model.json)")
 
 
 @bench_app.command("defense-probe")

@@ -8,7 +8,11 @@ the run's goal set that steers the next round's localization.
 
 Beyond the paper: grounding (claim-store evidence and, when the experiment allows, the
 task's ground truths), an embedding pre-screen that skips the LLM on messages far from the
-inferred goals and known false claims, and cost per message in the event log.
+inferred goals and known false claims, cost per message in the event log, and an evidence
+path that needs no LLM: a message risk model (`_risk`) whose sentence scores add a term to
+localization, seed the goal set, extend the pre-screen and redact the sentences it is
+confident about that the rectifier left in (each replaced by the closest ground truth
+when the defense has them).
 
 A rectifier answer that stays unparseable after a re-ask leaves the message unchanged and
 is logged as `rectifier_unusable` (never read as "clean"); backend failures propagate.
@@ -26,13 +30,14 @@ from pydantic.json_schema import SkipJsonSchema
 
 from ..config import ArgusSettings
 from ..embed import Embedder
-from ..errors import LLMOutputError
+from ..errors import ConfigError, LLMOutputError
 from ..llm import LLM
 from ..mas import DefenseContext, Interception, InterceptorAction, MeteredLLM, SystemView
 from ..prompts import PromptSet, load_prompts
 from ..types import ChatMessage, EdgeMessage
 from ._localize import Edge, Localization, LocalizationWeights, Localizer, Traffic
-from ._text import split_sentences
+from ._risk import MessageRiskModel
+from ._text import replace_spans, sentence_spans, split_sentences
 
 
 #: Sentence checks the rectifier may return per message (the suspicious ones).
@@ -161,6 +166,7 @@ class ArgusDefense:
         params: `settings.defense.argus` with any overrides.
         claim_store: a `misguard.claims.ClaimStore` for grounding, or None.
         ground_truths: true statements shown to the rectifier when `params.ground_truth`.
+        risk_model: a fitted `MessageRiskModel` (default: loaded from `params.risk_model_path`).
     """
 
     name = "argus"
@@ -173,12 +179,21 @@ class ArgusDefense:
         *,
         claim_store: Any = None,
         ground_truths: tuple[str, ...] = (),
+        risk_model: MessageRiskModel | None = None,
     ) -> None:
         self.rectifier = rectifier
         self.embedder = embedder
         self.params = params or ArgusSettings()
         p = self.params
-        self.localizer = Localizer(LocalizationWeights(p.alpha, p.beta, p.gamma, p.relevance_threshold), p.top_k)
+        if risk_model is None and p.risk_model_path is not None:
+            risk_model = MessageRiskModel.load(p.risk_model_path, embedder)
+        self.risk = risk_model
+        if not p.rectifier_llm and self.risk is None:
+            raise ConfigError("rectifier_llm=false leaves ARGUS nothing to correct with; give it a risk model "
+                              "(--defense-param risk_model_path=PATH, from `misguard bench argus-risk`)")
+        self.localizer = Localizer(
+            LocalizationWeights(p.alpha, p.beta, p.gamma, p.relevance_threshold, p.delta if self.risk else 0.0), p.top_k
+        )
         self.claim_store = claim_store if p.use_claim_store else None
         self.ground_truths = ground_truths if p.ground_truth else ()
         self.goals = GoalSet(embedder, p.goal_dedup_threshold)
@@ -195,6 +210,7 @@ class ArgusDefense:
             "claim_store": None if self.claim_store is None else str(getattr(self.claim_store, "path", "claim store")),
             "ground_truths": len(self.ground_truths),
             "prompts": self.prompts.ref,
+            "risk_model": self.risk.describe() if self.risk is not None else None,
         }
 
     # -- localization --------------------------------------------------------------------
@@ -221,23 +237,60 @@ class ArgusDefense:
         for sentences in split:
             out.append(vectors[start:start + len(sentences)])
             start += len(sentences)
-        return Traffic([(m["sender"], m["receiver"]) for m in messages], out)
+        risks = [self.risk.probabilities(v) for v in out] if self.risk is not None else None
+        return Traffic([(m["sender"], m["receiver"]) for m in messages], out, risks)
 
     # -- rectification -------------------------------------------------------------------
 
     async def intercept(self, message: EdgeMessage, view: SystemView) -> Interception:
         if message.edge not in self._watch:
             return Interception.passed("channel not monitored")
+        p = self.params
         details: dict[str, Any] = {"monitored": True}
-        if self.params.prescreen:
-            score = self.prescreen_score(message.text)
-            details["prescreen_score"] = score
-            if score is not None and score < self.params.prescreen_threshold:
-                return Interception(InterceptorAction.PASS, reason="pre-screen: far from goals and known false claims", details=details)
+        risks = self._risks(split_sentences(message.text) or [message.text])
+        if risks is not None:
+            details["risk"] = round(float(risks.max(initial=0.0)), 4)
+        if p.prescreen and self._screened_out(message.text, risks, details):
+            return Interception(InterceptorAction.PASS, reason="pre-screen: nothing points at misinformation", details=details)
         metered = MeteredLLM(self.rectifier)
+        text, need_review, answer, chat = message.text, False, None, None
+        if p.rectifier_llm:
+            chat = self._chat(message)
+            try:
+                answer = await metered.generate_json(
+                    chat, schema=Rectification if p.chain_of_thought else DirectRectification, reasks=1,
+                    max_tokens=p.max_tokens,
+                )
+            except LLMOutputError as exc:
+                # Never read as "clean": logged, and the risk path below still applies.
+                details["rectifier_unusable"] = str(exc)[:200]
+            if answer is not None:
+                need_review = answer.need_review
+                details.update(need_review=need_review, checks=[c.model_dump() for c in answer.checks])
+                revised = answer.revised_message.strip()
+                if revised and not _same(revised, message.text):
+                    text = revised
+        risky = risks is not None and p.risk_goals and float(risks.max(initial=0.0)) >= self._act
+        if need_review and answer is not None and chat is not None:
+            details["inferred_goal"], details["goal_added"] = await self._infer_goal(metered, chat, answer)
+        elif risky and risks is not None:
+            goal = (split_sentences(message.text) or [message.text])[int(risks.argmax())]
+            details.update(deliberate_by_risk=True, inferred_goal=goal, goal_source="risk", goal_added=self.goals.add(goal))
+        if self.risk is not None and p.redact:
+            text, redacted = self.redact(text)
+            if redacted:
+                details["redacted"] = redacted
+        usage = metered.usage
+        if _same(text, message.text):
+            reason = ("rectifier answer unusable; message left unchanged" if "rectifier_unusable" in details
+                      else "nothing to correct")
+            return Interception(InterceptorAction.PASS, reason=reason, usage=usage, details=details)
+        reason = "deliberate misinformation corrected" if need_review or risky else "corrected"
+        return Interception(InterceptorAction.REWRITE, text=text, reason=reason, usage=usage, details=details)
+
+    def _chat(self, message: EdgeMessage) -> list[ChatMessage]:
         evidence = self.evidence(message.text)
-        details["evidence"] = len(evidence)
-        chat = [
+        return [
             ChatMessage.system(self.prompts.render("system")),
             ChatMessage.user(
                 self.prompts.render(
@@ -248,24 +301,65 @@ class ArgusDefense:
                 )
             ),
         ]
-        try:
-            answer: Rectification | DirectRectification = await metered.generate_json(
-                chat, schema=Rectification if self.params.chain_of_thought else DirectRectification, reasks=1,
-                max_tokens=self.params.max_tokens,
-            )
-        except LLMOutputError as exc:
-            details["rectifier_unusable"] = str(exc)[:200]
-            return Interception(InterceptorAction.PASS, reason="rectifier answer unusable; message left unchanged",
-                                usage=metered.usage, details=details)
-        details.update(need_review=answer.need_review, checks=[c.model_dump() for c in answer.checks])
-        if answer.need_review:
-            details["inferred_goal"], details["goal_added"] = await self._infer_goal(metered, chat, answer)
-        usage = metered.usage
-        revised = answer.revised_message.strip()
-        if not revised or _same(revised, message.text):
-            return Interception(InterceptorAction.PASS, reason="rectifier found nothing to correct", usage=usage, details=details)
-        reason = "deliberate misinformation corrected" if answer.need_review else "corrected"
-        return Interception(InterceptorAction.REWRITE, text=revised, reason=reason, usage=usage, details=details)
+
+    @property
+    def _act(self) -> float:
+        return self.risk.act_threshold if self.risk is not None else float("inf")
+
+    def _risks(self, sentences: list[str]) -> np.ndarray | None:
+        """Risk of each sentence (None without a risk model)."""
+        if self.risk is None:
+            return None
+        return self.risk.probabilities(self.embedder.embed(sentences, "query"))
+
+    def _screened_out(self, text: str, risks: np.ndarray | None, details: dict[str, Any]) -> bool:
+        """True when every available signal says the message is clean: its best cosine to
+        the goals / false claims is below `prescreen_threshold` and its riskiest sentence
+        below the risk model's screen threshold. With no signal at all the LLM runs."""
+        score = self.prescreen_score(text)
+        details["prescreen_score"] = score
+        if score is None and risks is None:
+            return False
+        far = score is None or score < self.params.prescreen_threshold
+        calm = risks is None or (self.risk is not None and float(risks.max(initial=0.0)) < self.risk.screen_threshold)
+        return far and calm
+
+    def redact(self, text: str) -> tuple[str, list[dict[str, Any]]]:
+        """Remove the sentences of `text` at or above the risk model's act threshold; each
+        is replaced by the closest unused ground truth when the defense has them, else a
+        note says how many were removed. Returns the text and what was done."""
+        if self.risk is None:
+            return text, []
+        spans = sentence_spans(text)
+        if not spans:
+            return text, []
+        sentences = [text[a:b] for a, b in spans]
+        vectors = self.embedder.embed(sentences, "query")
+        risks = self.risk.probabilities(vectors)
+        drop = [i for i in range(len(spans)) if risks[i] >= self.risk.act_threshold]
+        if not drop:
+            return text, []
+        truths = list(self.ground_truths)
+        truth_vectors = self.embedder.embed(truths, "query") if truths else None
+        used: set[int] = set()
+        replacements: dict[tuple[int, int], str] = {}
+        done = []
+        for i in drop:
+            replacement = ""
+            if truth_vectors is not None and len(used) < len(truths):
+                sims = truth_vectors @ vectors[i]
+                sims[list(used)] = -np.inf
+                j = int(sims.argmax())
+                used.add(j)
+                replacement = f"Correction: {truths[j]}"
+            replacements[spans[i]] = replacement
+            done.append({"sentence": sentences[i][:400], "risk": round(float(risks[i]), 4), "replaced_by": replacement[:400]})
+        new = replace_spans(text, replacements)
+        removed = sum(1 for d in done if not d["replaced_by"])
+        if removed:
+            note = self.prompts.render("redaction_note", count=removed).strip()
+            new = f"{new}\n{note}" if new else note
+        return new, done
 
     async def _infer_goal(self, metered: MeteredLLM, chat: list[ChatMessage], answer: Rectification | DirectRectification) -> tuple[str | None, bool]:
         follow_up = [

@@ -1,0 +1,160 @@
+"""ARGUS's message risk model: fitting and files, and each use in the defense (localization
+term, goal seeding, pre-screen, redaction, the LLM-free mode) on the runtime with scripted
+backends and a hashing embedder (a risk model whose weights point at the goal sentence)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from misguard.config import Settings
+from misguard.defenses import ArgusDefense
+from misguard.defenses._risk import MessageRiskModel, fit_message_risk
+from misguard.defenses._text import replace_spans, sentence_spans, split_sentences
+from misguard.embed import get_embedder
+from misguard.errors import ConfigError, DataError
+from misguard.mas import DefenseContext, build_defense
+from misguard.types import EdgeMessage
+from tests.defenses.test_argus import GOAL, backend, system
+
+EMBEDDER = "hashing/256"
+TRUTH = "Water boils at a lower temperature high up, so pasta cooks slower at altitude."
+
+
+def goal_risk_model(embedder) -> MessageRiskModel:
+    """Risk ~1 for sentences close to GOAL, ~0 for unrelated ones."""
+    direction = embedder.embed([GOAL], "query")[0]
+    return MessageRiskModel(embedder.spec, 30.0 * direction, -15.0, act_threshold=0.5, screen_threshold=0.05)
+
+
+def argus_with_risk(llm, tmp_path, ground_truths=(), **params) -> ArgusDefense:
+    embedder = get_embedder(EMBEDDER)
+    path = goal_risk_model(embedder).save(tmp_path / "risk.json")
+    params = {"relevance_threshold": 0.5, "goal_dedup_threshold": 0.9, "risk_model_path": str(path), **params}
+    context = DefenseContext(Settings(), {"worker": llm}, embedder, ground_truths=tuple(ground_truths))
+    (defense,) = build_defense("argus", context, params)
+    return defense
+
+
+def test_fit_chooses_c_by_grouped_cv_and_thresholds_from_out_of_fold_scores(tmp_path):
+    rng = np.random.default_rng(0)
+    direction = rng.normal(size=16)
+    x = rng.normal(size=(400, 16))
+    y = (x @ direction + rng.normal(scale=2.0, size=400) > 0).astype(int)
+    groups = np.arange(400) // 20
+    model = fit_message_risk(x, y, groups, embedder="hashing/16", c_grid=(0.01, 1.0))
+    assert model.report["C"] in (0.01, 1.0) and 0.6 < model.report["oof_auc"] < 1.0
+    assert model.report["groups"] == 20 and model.report["positives"] == int(y.sum())
+    assert 0.0 < model.screen_threshold < model.act_threshold < 1.0
+    # about 5% of the negatives reach the act threshold out of fold, by construction
+    assert model.report["act_tpr_oof"] > 0.05
+    loaded = MessageRiskModel.load(model.save(tmp_path / "m.json"))
+    assert np.allclose(loaded.probabilities(x[:5]), model.probabilities(x[:5]))
+    assert loaded.digest() == model.digest() and loaded.describe()["sha256"] == model.digest()
+
+
+def test_fit_refuses_one_class_or_one_group():
+    x = np.eye(4)
+    with pytest.raises(DataError, match="both"):
+        fit_message_risk(x, [1, 1, 1, 1], [0, 1, 2, 3], embedder="e")
+    with pytest.raises(DataError, match="two tasks"):
+        fit_message_risk(x, [1, 0, 1, 0], [0, 0, 0, 0], embedder="e")
+
+
+def test_load_refuses_other_embedder_and_foreign_files(tmp_path):
+    embedder = get_embedder(EMBEDDER)
+    path = goal_risk_model(embedder).save(tmp_path / "risk.json")
+    with pytest.raises(ConfigError, match="retrain"):
+        MessageRiskModel.load(path, get_embedder("hashing/64"))
+    (tmp_path / "other.json").write_text(json.dumps({"format": "something-else"}))
+    with pytest.raises(DataError, match="not a misguard message-risk model"):
+        MessageRiskModel.load(tmp_path / "other.json")
+    with pytest.raises(ConfigError, match="argus-risk"):
+        MessageRiskModel.load(tmp_path / "missing.json")
+
+
+async def test_risk_of_last_rounds_traffic_pulls_monitoring_onto_the_pushing_edge(tmp_path):
+    llm = backend()
+    plain = argus_with_risk(llm, tmp_path, delta=0.0, risk_goals=False, redact=False)
+    await system(llm, plain, rounds=2).run()
+    assert ("agent_4", "agent_5") not in plain.monitored[1] and ("agent_4", "agent_5") not in plain.monitored[2]
+    # agent_4 -> agent_5 is never monitored in round 1, so no rectifier saw it: only the
+    # risk of round 1's traffic (every message, monitored or not) can bring it in.
+    risky = argus_with_risk(llm, tmp_path, risk_goals=False, redact=False)
+    result = await system(llm, risky, rounds=2).run()
+    assert ("agent_4", "agent_5") in risky.monitored[2]
+    described = next(result.log.of_type("start")).data
+    assert "risk_model" in json.dumps(described)
+
+
+async def test_risky_message_seeds_a_goal_when_the_rectifier_sees_nothing(tmp_path):
+    llm = backend()
+    defense = argus_with_risk(llm, tmp_path, redact=False)
+    defense._watch = {("agent_4", "agent_5")}
+    text = f"Report of agent_4 on the tables is ready. {GOAL}"
+    # the scripted rectifier flags only messages with 'pasta': strip it to see the risk path alone
+    quiet = text.replace("pasta", "noodles")
+    out = await defense.intercept(EdgeMessage(sender="agent_4", receiver="agent_5", round=1, text=quiet), None)  # type: ignore[arg-type]
+    assert out.details["deliberate_by_risk"] and out.details["goal_source"] == "risk"
+    assert defense.goals.texts == [GOAL.replace("pasta", "noodles")]
+
+
+async def test_redaction_replaces_risky_sentences_with_the_closest_ground_truth(tmp_path):
+    llm = backend()
+    defense = argus_with_risk(llm, tmp_path, ground_truths=(TRUTH, "Unrelated fact about tables and chairs."),
+                              ground_truth=True, rectifier_llm=False)
+    defense._watch = {("agent_4", "agent_5")}
+    text = f"The data tables are in the shared folder today. {GOAL}"
+    out = await defense.intercept(EdgeMessage(sender="agent_4", receiver="agent_5", round=1, text=text), None)  # type: ignore[arg-type]
+    assert out.action.value == "rewrite" and out.usage.calls == 0
+    assert GOAL not in out.text and "The data tables are in the shared folder today." in out.text
+    assert f"Correction: {TRUTH}" in out.text
+    assert out.details["redacted"][0]["sentence"] == GOAL
+
+
+async def test_redaction_without_evidence_removes_and_says_so_after_the_rectifier(tmp_path):
+    llm = backend()
+    defense = argus_with_risk(llm, tmp_path)
+    defense._watch = {("agent_4", "agent_5")}
+    # the scripted rectifier rewrites messages with 'pasta' to a fixed correction, which the
+    # risk model finds clean: the redaction has nothing left to do
+    out = await defense.intercept(EdgeMessage(sender="agent_4", receiver="agent_5", round=1, text=GOAL), None)  # type: ignore[arg-type]
+    assert out.action.value == "rewrite" and out.text.startswith("CORRECTED") and "redacted" not in out.details
+    # a message the rectifier passes keeps the risky sentence until the redaction removes it
+    quiet = f"Report of agent_4 on the tables. {GOAL.replace('pasta', 'noodles')}"
+    out = await defense.intercept(EdgeMessage(sender="agent_4", receiver="agent_5", round=1, text=quiet), None)  # type: ignore[arg-type]
+    assert out.action.value == "rewrite" and out.usage.calls >= 1
+    assert "noodles" not in out.text and out.text.startswith("Report of agent_4 on the tables.")
+    assert "1 statement(s) removed" in out.text
+
+
+async def test_prescreen_with_risk_skips_the_llm_on_calm_messages(tmp_path):
+    llm = backend()
+    defense = argus_with_risk(llm, tmp_path, prescreen=True, prescreen_threshold=0.99)
+    defense._watch = {("agent_1", "agent_2"), ("agent_4", "agent_5")}
+    calm = await defense.intercept(EdgeMessage(sender="agent_1", receiver="agent_2", round=1, text="Report of agent_1 on the measured data tables."), None)  # type: ignore[arg-type]
+    hot = await defense.intercept(EdgeMessage(sender="agent_4", receiver="agent_5", round=1, text=GOAL), None)  # type: ignore[arg-type]
+    assert calm.action.value == "pass" and calm.usage.calls == 0 and calm.details["risk"] < 0.05
+    assert hot.usage.calls >= 1
+
+
+def test_llm_free_mode_needs_a_risk_model():
+    llm = backend()
+    context = DefenseContext(Settings(), {"worker": llm}, get_embedder(EMBEDDER))
+    with pytest.raises(ConfigError, match="risk model"):
+        build_defense("argus", context, {"rectifier_llm": False})
+
+
+@given(st.lists(st.sampled_from(["word", "two words", "Three small words.", "end!", "why?", "\n", " ", "  ", ".", "a b c d"]), max_size=12))
+def test_sentence_spans_match_split_sentences(parts):
+    text = " ".join(parts)
+    spans = sentence_spans(text)
+    assert [text[a:b] for a, b in spans] == split_sentences(text)
+    assert all(text[a:b] == text[a:b].strip() for a, b in spans)
+    if spans:
+        kept = replace_spans(text, {spans[0]: ""})
+        assert len(kept) < len(text.strip()) or not text[spans[0][0]:spans[0][1]]
