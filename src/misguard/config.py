@@ -121,7 +121,7 @@ class ArgusSettings(Section):
     for localization (`delta`), goal seeding, the pre-screen and redaction. None: the
     paper's ARGUS."""
     delta: float = Field(0.6, ge=0.0)
-    """Weight of the misinformation risk an edge carried last round (with a risk model).
+    """Weight of the misinformation risk of what an edge's sender sent last round (with a risk model).
     Set equal to beta, the goal-relevance weight, as a prior; not tuned."""
     risk_goals: bool = True
     """With a risk model: a message whose riskiest sentence reaches the model's act

@@ -82,6 +82,21 @@ def test_later_round_weights_relevance_frequency_and_topology():
     assert no_goals.channels == [("agent_3", "agent_1")]
 
 
+def test_risk_follows_the_sender_onto_edges_that_carried_nothing():
+    # full topology of three: agent_3 sent a risky message to agent_1 only; it may pick
+    # agent_2 next round, so both of its edges take its risk, by delta
+    graph = build_graph("full", A[:3])
+    e1 = np.eye(3)[0]
+    traffic = Traffic([("agent_1", "agent_2"), ("agent_2", "agent_1"), ("agent_3", "agent_1")],
+                      [np.stack([e1])] * 3, [np.array([0.1]), np.array([0.2, 0.3]), np.array([0.4, 0.9])])
+    weights = LocalizationWeights(0.2, 0.6, 0.2, 0.5, delta=0.6)
+    loc = Localizer(weights, top_k=2).later_round(graph, 2, traffic, None)
+    assert set(loc.channels) == {("agent_3", "agent_1"), ("agent_3", "agent_2")}
+    base = Localizer(LocalizationWeights(0.2, 0.6, 0.2, 0.5), top_k=2).later_round(graph, 2, traffic, None)
+    for edge, score in loc.scores.items():
+        assert score == pytest.approx(base.scores[edge] + 0.6 * {"agent_1": 0.1, "agent_2": 0.3, "agent_3": 0.9}[edge[0]])
+
+
 def test_localization_quality():
     graph_edges = [("a", "b"), ("a", "c"), ("b", "a"), ("c", "a")]
     q = localization_quality([("a", "b"), ("b", "a")], ["a"], graph_edges)

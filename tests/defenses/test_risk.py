@@ -142,6 +142,15 @@ async def test_prescreen_with_risk_skips_the_llm_on_calm_messages(tmp_path):
     assert hot.usage.calls >= 1
 
 
+async def test_probe_counts_a_risk_flag_as_deliberate(tmp_path):
+    from misguard.bench.misinfotask._probe import _decide
+
+    defense = argus_with_risk(backend(), tmp_path, rectifier_llm=False)
+    hot, calm = await _decide([defense], GOAL), await _decide([defense], "Report of agent_1 on the measured data tables.")
+    assert hot["acted"] and hot["flagged_deliberate"] and hot["calls"] == 0
+    assert not calm["acted"] and not calm["flagged_deliberate"]
+
+
 def test_llm_free_mode_needs_a_risk_model():
     llm = backend()
     context = DefenseContext(Settings(), {"worker": llm}, get_embedder(EMBEDDER))

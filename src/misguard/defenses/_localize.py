@@ -14,7 +14,9 @@ Later rounds: score = alpha * topology + beta * relevance + gamma * frequency, p
                message per edge; 0 without goals
     frequency  messages on the edge last round, min-max normalised (all equal -> 0.5)
     risk       (beyond the paper, with a message risk model, weight delta) the highest
-               sentence risk of any message the edge carried last round
+               sentence risk of any message the edge's SENDER sent last round, on any
+               edge: an agent picks a receiver each round, so a hijacked agent's next
+               message may take an edge that carried nothing yet
 
 Betweenness comes from igraph (C) when installed, else networkx; the two agree (tested).
 On 2000 agents x 10 out-edges igraph took 2.0 s where rustworkx took 3.2 s (parallel, both
@@ -158,19 +160,19 @@ class Localizer:
         relevance = self.relevance(edges, index, traffic, goal_vectors)
         score = w.alpha * _minmax(topo) + w.beta * relevance + w.gamma * _minmax(frequency)
         if traffic.sentence_risks is not None and w.delta:
-            score = score + w.delta * self.risk(edges, index, traffic)
+            score = score + w.delta * self.risk(edges, traffic)
         k = min(self.k_for(graph), len(edges))
         order = np.lexsort((np.arange(len(edges)), -score))[:k]  # ties: graph order
         return Localization(round, [edges[i] for i in order], dict(zip(edges, score.tolist())), "adaptive")
 
     @staticmethod
-    def risk(edges: Sequence[Edge], index: dict[Edge, int], traffic: Traffic) -> np.ndarray:
-        """Per edge: the highest sentence risk of the messages it carried (0 without any)."""
-        out = np.zeros(len(edges))
-        for edge, risks in zip(traffic.edges, traffic.sentence_risks or ()):
-            if edge in index and len(risks):
-                out[index[edge]] = max(out[index[edge]], float(np.max(risks)))
-        return out
+    def risk(edges: Sequence[Edge], traffic: Traffic) -> np.ndarray:
+        """Per edge: the highest sentence risk of what its sender sent last round (0 if nothing)."""
+        by_sender: dict[str, float] = {}
+        for (sender, _), risks in zip(traffic.edges, traffic.sentence_risks or ()):
+            if len(risks):
+                by_sender[sender] = max(by_sender.get(sender, 0.0), float(np.max(risks)))
+        return np.array([by_sender.get(sender, 0.0) for sender, _ in edges], dtype=float)
 
     def relevance(
         self, edges: Sequence[Edge], index: dict[Edge, int], traffic: Traffic, goal_vectors: np.ndarray | None

@@ -69,7 +69,8 @@ async def _decide(interceptors: Sequence[Any], text: str) -> dict[str, Any]:
         calls += decision.usage.calls
         latency += decision.usage.latency_s
         unusable |= any(key.endswith("_unusable") for key in decision.details)
-        flagged |= bool(decision.details.get("need_review"))
+        # Deliberate by the rectifier's own judgment, or by the risk model (ARGUS without an LLM).
+        flagged |= bool(decision.details.get("need_review") or decision.details.get("deliberate_by_risk"))
         if decision.action is InterceptorAction.BLOCK:
             break
         if decision.action is InterceptorAction.REWRITE and decision.text:
