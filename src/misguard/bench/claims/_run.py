@@ -61,7 +61,7 @@ from ...types import Claim
 from ._checkthat import analyse_tweets, build_checkthat_store, check_tweets, choose_ranker, social_ablation, views_sweep
 from ._data import CHECKTHAT, CheckThat, DevSet, TweetQuery, load_checkthat, load_devset, load_distractors, resolve_data_dir
 from ._paper import PaperQuery, load_true_claims, paper_queries, run_paper
-from ._pooled import SOURCES, Row, assign_folds, cross_validate, fit_final, leave_one_source_out
+from ._pooled import DECISION_FIT, PLAIN_FIT, SOURCES, Row, assign_folds, cross_validate, fit_final, leave_one_source_out
 from ._report import render_tables
 
 FOLDS = 10
@@ -119,7 +119,7 @@ def run_claims_bench(
         if only == "judge-band" and judge_band is not None:
             _band_judge(settings, judge_band, judge_limit, dev, ct, store, ct_store, extra, load_true_claims(data),
                         paper, log, console)
-        if only is not None:
+        if only in ("speed", "judge-band"):
             log.close()
             return render_tables(output / "runlog.jsonl", output, console)
         model = _fit_decision(store, ct_store, ct, dev, extra, load_true_claims(data), paper, settings, log,
@@ -134,6 +134,10 @@ def run_claims_bench(
             final = ClaimGuard(ct_store, decision=model, k_output=20)
             for split in ("dev", "test"):
                 check_tweets(final, ct.queries[split], split, log, console)
+        if only == "decision":  # the decision and the tweets through it; nothing measured before
+            log.close()
+            return render_tables(output / "runlog.jsonl", output, console)
+        if ct is not None and ct_store is not None:
             # On the dev tweets only: every variant re-embeds most tweets (e5 is the bottleneck).
             social_ablation(ct_store, ThresholdDecision(1.0, shift=model.shift), ct.queries["dev"], log, console)
             views_sweep(ct_store, ThresholdDecision(1.0, shift=model.shift, ranker=model.ranker), ct.queries["dev"],
@@ -358,22 +362,33 @@ def _fit_decision(
         log.write("row", key=f"{r.source}:{r.key}", source=r.source, label=r.label, attack=r.attack, lang=r.lang,
                   group=r.group, fold=r.fold, x=r.x.tolist(), x_by_fold={f: v.tolist() for f, v in r.x_by_fold.items()},
                   evidence=r.meta, matched=r.matched, right=r.right)
-    scores, flags, chosen = cross_validate(rows)
-    log.write("pooled_cv", key="pooled", c_per_fold=chosen, sources={s: sum(r.source == s for r in rows) for s in SOURCES})
+    # The session-4 decision (no social features, every cell weighing the same) next to the
+    # one fitted now, on the same rows and folds: the "without" of the comparison.
+    _, plain_flags, _ = cross_validate(rows, PLAIN_FIT)
+    for source in SOURCES:
+        for attack in sorted({r.attack for r in rows if r.source == source}) + ["all"]:
+            sub = [(r, f) for r, f in zip(rows, plain_flags) if r.source == source and attack in ("all", r.attack)]
+            pos, neg = [f for r, f in sub if r.label], [not f for r, f in sub if not r.label]
+            log.write("pooled_plain", key=f"{source}:{attack}", source=source, attack=attack,
+                      false_acc=float(np.mean(pos)) if pos else None, factual_acc=float(np.mean(neg)) if neg else None,
+                      n_false=len(pos), n_true=len(neg))
+    scores, flags, chosen = cross_validate(rows, DECISION_FIT)
+    log.write("pooled_cv", key="pooled", c_per_fold=chosen, sources={s: sum(r.source == s for r in rows) for s in SOURCES},
+              fit={"features": list(DECISION_FIT.names), "cell_weight": [list(c) for c in DECISION_FIT.cell_weight]})
     for r, score, flag in zip(rows, scores, flags):
         if r.source == "devset":
             log.write("decision", key=r.key, qid=r.key, logistic_cv_score=float(score), logistic_cv=bool(flag))
         else:
             log.write("pooled", key=r.key, source=r.source, label="false" if r.label else "true", attack=r.attack,
                       lang=r.lang, group=r.group, flagged=bool(flag), score=float(score), matched=r.matched, right=r.right)
-    for source, (labels, predicted) in leave_one_source_out(rows).items():
+    for source, (labels, predicted) in leave_one_source_out(rows, DECISION_FIT).items():
         log.write("loso", key=source, source=source,
                   false_acc=float(predicted[labels].mean()) if labels.any() else None,
                   factual_acc=float((~predicted[~labels]).mean()) if (~labels).any() else None,
                   n_false=int(labels.sum()), n_true=int((~labels).sum()))
-    final, c = fit_final(rows, embedder=embedder_spec, shift=full_shift, ranker=ranker,
+    final, c = fit_final(rows, DECISION_FIT, embedder=embedder_spec, shift=full_shift, ranker=ranker,
                          trained_on=f"{len(rows)} rows: " + ", ".join(f"{s} {sum(r.source == s for r in rows)}" for s in SOURCES))
-    log.write("model", coef=dict(zip(FEATURES, final.coef)), intercept=final.intercept, c=c)
+    log.write("model", coef=dict(zip(final.names, final.coef)), intercept=final.intercept, c=c)
     console.print(f"decision fitted across sources ({len(rows)} rows, C={c})")
     return final
 
