@@ -52,6 +52,9 @@ def test_bench_runs_and_resumes(shared_data, tmp_path):
     pooled = summary["pooled"]
     assert {"paper: direct (en)", "paper: mcq (en)", "paper: summarize (en)", "paper: all"} <= set(pooled)
     assert (pooled["paper: all"]["n_false"], pooled["paper: all"]["n_true"]) == (30, 30)
+    # ... and again in tweet form (the dev queries too), so "social" is not "a CheckThat tweet".
+    assert (pooled["paper: all as tweet"]["n_false"], pooled["paper: all as tweet"]["n_true"]) == (30, 30)
+    assert pooled["devset: all as tweet"]["n_false"] > 0 and pooled["devset: all as tweet"]["n_true"] > 0
     assert pooled["checkthat: all"]["n_false"] == 40 and 0 < pooled["checkthat: all"]["n_true"] <= 40
     assert {r["source"] for r in summary["leave_one_source_out"]} == {"devset", "paper", "checkthat"}
     # Retrieval measured like the shared task, from the verdicts' candidates.

@@ -297,6 +297,40 @@ def _tweet_rows(guard: ClaimGuard, tweets: list[TweetQuery]) -> list[Row]:
     return rows
 
 
+#: Tweet trappings added to every dev and paper query, both classes (a second row each, key
+#: + TWEET_FORM): without them every social-media text the decision was fitted on was a
+#: CheckThat tweet, and "social" came to mean "repeats a claim": the decision fitted that
+#: way flagged 86% of the dev set's near-miss true facts once they looked like tweets
+#: (docs/BENCHMARKS.md, session 5). The normalisation turns each into a name at the end.
+TWEET_TAILS = (" pic.twitter.com/Xq3vB7kLpz \u2014 Jane Doe (@janedoe_news) January 6, 2020",
+               " https://t.co/9fKq2LmZ #FactCheck \u2014 Sam Lee (@samlee) March 2, 2020")
+TWEET_FORM = "#tweet"
+
+
+def _tweet_form_rows(store: ClaimStore, dev: DevSet, fit_shift, ranker, folds: np.ndarray, guard: ClaimGuard,
+                     paper: list[PaperQuery]) -> list[Row]:
+    """Dev and paper rows again with a tweet's trappings (`TWEET_TAILS`), in the folds of
+    their originals; dev rows under each fold's language shift, as `_dev_rows`."""
+    import dataclasses
+
+    texts = [q.text + TWEET_TAILS[i % 2] for i, q in enumerate(dev.queries)]
+    rows = [Row(source="devset", key=q.qid + TWEET_FORM, group=q.group, label=q.label == "false",
+                attack=f"{q.attack} as tweet", lang=q.lang, x=np.zeros(len(FEATURES)), fold=int(folds[i]))
+            for i, q in enumerate(dev.queries)]
+    for f in [*range(FOLDS), -1]:
+        fold_guard = ClaimGuard(store, decision=ThresholdDecision(1.0, ranker=ranker), shift=fit_shift(folds != f))
+        analysed = [a for i in range(0, len(texts), 64) for a in fold_guard.analyse(texts[i : i + 64])]
+        for row, q, a in zip(rows, dev.queries, analysed):
+            assert a is not None and a.context is not None and a.claim is not None
+            if f == -1:
+                row.x, row.matched, row.right = features(a.context), a.claim.id, a.claim.id == q.claim_id
+            else:
+                row.x_by_fold[f] = features(a.context)
+    as_tweets = [dataclasses.replace(q, key=q.key + TWEET_FORM, attack=f"{q.attack} as tweet", text=q.text + TWEET_TAILS[i % 2])
+                 for i, q in enumerate(paper)]
+    return rows + _paper_rows(guard, as_tweets)
+
+
 def _evidence(guard: ClaimGuard, a, j: int, keep: np.ndarray | None = None) -> dict[str, float]:
     """Retrieval evidence about candidate `j` beyond the decision's features (logged for
     analysis): word overlaps, BM25 rank and relative score, the ranker's score and its
@@ -357,6 +391,7 @@ def _fit_decision(
     paper_queries_ = paper_queries(extra, true_pool, paper, settings.seed) if paper > 0 else []
     guard = ClaimGuard(store, decision=ThresholdDecision(1.0, shift=full_shift, ranker=ranker))
     rows += _paper_rows(guard, paper_queries_) + ct_rows
+    rows += _tweet_form_rows(store, dev, fit_shift, ranker, folds, guard, paper_queries_)
     assign_folds([r for r in rows if r.source != "devset"])
     for r in rows:  # everything the decision could be fitted on, for analysis
         log.write("row", key=f"{r.source}:{r.key}", source=r.source, label=r.label, attack=r.attack, lang=r.lang,
@@ -376,7 +411,7 @@ def _fit_decision(
     log.write("pooled_cv", key="pooled", c_per_fold=chosen, sources={s: sum(r.source == s for r in rows) for s in SOURCES},
               fit={"features": list(DECISION_FIT.names), "cell_weight": [list(c) for c in DECISION_FIT.cell_weight]})
     for r, score, flag in zip(rows, scores, flags):
-        if r.source == "devset":
+        if r.source == "devset" and not r.key.endswith(TWEET_FORM):
             log.write("decision", key=r.key, qid=r.key, logistic_cv_score=float(score), logistic_cv=bool(flag))
         else:
             log.write("pooled", key=r.key, source=r.source, label="false" if r.label else "true", attack=r.attack,
@@ -509,6 +544,8 @@ def _band_judge(
     tweets = {q.qid: q.text for split in ("train", "test") for q in (ct.queries[split] if ct else [])}
     for e in log.of_type("pooled"):
         d = e.data
+        if e.key.endswith(TWEET_FORM):  # the judge reads the texts as they were given
+            continue
         if d["source"] == "paper":
             items.append(("paper", e.key, texts[e.key], d["matched"], store, d["label"] == "false", d["score"], d["flagged"]))
         elif ct_store is not None:
