@@ -105,3 +105,11 @@ def test_speed_texts_are_real_statements_never_handed_out_twice(shared_data):
     assert _SpeedTexts(shared_data, seed=0).take(50) == first
     with pytest.raises(ValueError, match="more than"):
         pool.take(len(pool.texts))
+
+
+def test_claim_copies_differ_only_in_case_quotes_and_punctuation():
+    from misguard.bench.claims._run import claim_key
+
+    assert claim_key('Olive Garden restaurants are ""funding Trump\'s re-election.""') == claim_key(
+        "olive garden restaurants are 'funding Trump's re-election.'")
+    assert claim_key("The moon is made of cheese.") != claim_key("The moon is not made of cheese.")
