@@ -1,7 +1,9 @@
 """The cross-source decision's nested CV (as `bench claims` runs it) re-run on the rows that
 bench logged, with retrieval evidence appended to the features: word overlap (precision),
 BM25 rank and relative score, the ranker's score and its margin to the next candidate.
-Usage: python docs/scripts/claims_decision_evidence_cv.py runs/bench-claims/runlog.jsonl"""
+Usage: python docs/scripts/claims_decision_evidence_cv.py runs/bench-claims/runlog.jsonl
+Session 4; runs against misguard up to commit 0b25a1c (since then a decision reads the
+named columns of `FEATURES`, so appended columns are not read this way)."""
 import json, sys, numpy as np
 from misguard.bench.claims._pooled import Row, cross_validate
 from misguard.claims import FEATURES

@@ -13,7 +13,7 @@ from misguard.claims import (
     load_decision,
     parse_yes_no,
 )
-from misguard.claims._detect import script_of
+from misguard.claims._detect import FEATURES_PLAIN, script_of
 from misguard.errors import ConfigError, LLMOutputError
 from misguard.llm import get_llm
 
@@ -37,6 +37,9 @@ def test_features_follow_the_declared_order():
     assert zh["lexical"] == 0.0 and zh["s1_zh"] == pytest.approx(0.9) and zh["lang_en"] == 0.0
     other = dict(zip(FEATURES, features(_ctx(language="und"))))
     assert other["lang_other"] == 1.0
+    assert named["social"] == 0.0 and named["s1_social"] == 0.0
+    tweet = dict(zip(FEATURES, features(_ctx(social=True))))
+    assert tweet["social"] == 1.0 and tweet["s1_social"] == pytest.approx(0.9)
 
 
 def test_script_of():
@@ -69,9 +72,38 @@ def test_decision_file_with_other_features_is_refused(tmp_path):
         load_decision(tmp_path / "none.json")
 
 
+def test_a_decision_fitted_before_the_social_features_reads_only_its_own():
+    rng = np.random.default_rng(1)
+    n = len(FEATURES_PLAIN)
+    old = LogisticDecision(mean=[0.0] * n, scale=[1.0] * n, coef=rng.normal(size=n).tolist(), intercept=0.3,
+                           names=FEATURES_PLAIN)
+    again = LogisticDecision.from_json(old.to_json())
+    assert again.names == FEATURES_PLAIN
+    x = features(_ctx())
+    tweet = features(_ctx(social=True))
+    assert again.score(tweet) == pytest.approx(again.score(x)) == pytest.approx(old.score(x))
+    logit = float(np.asarray(old.coef) @ x[:n] + 0.3)
+    assert old.score(x) == pytest.approx(1 / (1 + np.exp(-logit)))
+    with pytest.raises(ConfigError, match="do not fit"):
+        LogisticDecision(mean=[0.0], scale=[1.0], coef=[1.0, 2.0], intercept=0.0, names=("s1",))
+
+
+def test_a_decision_fitted_with_the_social_features_reads_them():
+    rng = np.random.default_rng(2)
+    x = np.array([features(_ctx(s1=float(s), social=bool(i % 2))) for i, s in enumerate(rng.uniform(0.7, 1.0, 300))])
+    # Social texts repeat a claim from a lower cosine on: 0.8 instead of 0.9.
+    y = x[:, 0] >= np.where(x[:, FEATURES.index("social")] > 0, 0.8, 0.9)
+    model = fit_logistic(x, y, embedder="hashing/256", trained_on="synthetic", c=100.0)
+    assert model.names == FEATURES
+    assert model.score(features(_ctx(s1=0.85, social=True))) > 0.5 > model.score(features(_ctx(s1=0.85)))
+    plain = fit_logistic(x, y, embedder="hashing/256", trained_on="synthetic", c=100.0, names=FEATURES_PLAIN)
+    assert len(plain.coef) == len(FEATURES_PLAIN)
+    assert plain.score(features(_ctx(s1=0.85, social=True))) == pytest.approx(plain.score(features(_ctx(s1=0.85))))
+
+
 def test_shipped_decision_exists_for_e5_only():
     model = default_decision("e5/multilingual-e5-small-q4")
-    assert isinstance(model, LogisticDecision) and len(model.coef) == len(FEATURES)
+    assert isinstance(model, LogisticDecision) and len(model.coef) == len(model.names)
     with pytest.raises(ConfigError, match="--decision"):
         default_decision("hashing/256")
 

@@ -159,6 +159,9 @@ def test_social_normalisation_keeps_evidence_offsets_in_the_original(guard):
     ev = verdict.evidence[0]
     assert "social" in verdict.stages and ev.claim.id == "S28"
     assert text[ev.start : ev.end] == ev.text and ev.text.startswith("Cracking")
+    # The decision is told the text was social-media text (its "social" features).
+    tweet, plain = guard.analyse([text, "Cracking your knuckles causes arthritis"])
+    assert tweet.context.social and not plain.context.social
 
 
 def test_bad_ranking_or_steps_are_config_errors(store):

@@ -52,7 +52,14 @@ FEATURES: tuple[str, ...] = (
     # guessed from the text).
     *(f"lang_{g}" for g in ("en", "fr", "es", "ar", "hi", "zh", "other")),
     *(f"s1_{g}" for g in ("en", "fr", "es", "ar", "hi", "zh", "other")),
+    # Social-media text (the normalisation of `_social` changed it: links, handles, hashtags,
+    # an attribution tail, emoji) sits lower on cosine to a fact-check headline than the same
+    # claim written plainly: one offset and one slope on s1 for it, like a language group.
+    "social",
+    "s1_social",
 )
+#: The features of decisions fitted before "social" existed (their files name these).
+FEATURES_PLAIN: tuple[str, ...] = FEATURES[:-2]
 SCRIPTS = ("latin", "arabic", "devanagari", "cjk", "other")
 LANGUAGE_GROUPS = ("en", "fr", "es", "ar", "hi", "zh", "other")
 
@@ -74,6 +81,8 @@ class MatchContext:
     #: language shift, which holds that reference)
     query_generic: float = 0.0
     claim_generic: float = 0.0
+    #: the social-media normalisation changed the text
+    social: bool = False
 
 
 def features(ctx: MatchContext) -> np.ndarray:
@@ -88,10 +97,11 @@ def features(ctx: MatchContext) -> np.ndarray:
     names = len(claim_names & capitalised(ctx.text)) / max(1, len(claim_names))
     group = ctx.language if ctx.language in LANGUAGE_GROUPS else "other"
     onehot = [1.0 if group == g else 0.0 for g in LANGUAGE_GROUPS]
+    social = 1.0 if ctx.social else 0.0
     return np.array(
         [
             ctx.s1, ctx.body, ctx.support, ctx.votes, ctx.s1 - ctx.query_generic, ctx.s1 - ctx.claim_generic, lexical * latin, clash, hit, names * latin,
-            1.0 if ctx.segment_kind == "option" else 0.0, *onehot, *(ctx.s1 * o for o in onehot),
+            1.0 if ctx.segment_kind == "option" else 0.0, *onehot, *(ctx.s1 * o for o in onehot), social, ctx.s1 * social,
         ],
         dtype=np.float64,
     )
@@ -152,7 +162,8 @@ class ThresholdDecision:
 
 @dataclass
 class LogisticDecision:
-    """A standardised logistic regression over `FEATURES`; score is P(known false claim)."""
+    """A standardised logistic regression over `names` (a subset of `FEATURES`, in that
+    order); score is P(known false claim). `score` takes the full `features` vector."""
 
     mean: list[float]
     scale: list[float]
@@ -165,9 +176,18 @@ class LogisticDecision:
     shift: LanguageShift | None = None
     #: the learned candidate ranker fitted with it (None: the guard fuses dense and BM25)
     ranker: LinearRanker | None = None
+    #: the features it reads (decisions fitted before "social" read `FEATURES_PLAIN`)
+    names: tuple[str, ...] = FEATURES
+
+    def __post_init__(self) -> None:
+        unknown = [n for n in self.names if n not in FEATURES]
+        if unknown or len(self.coef) != len(self.names):
+            raise ConfigError(f"decision features {unknown or len(self.coef)} do not fit {len(self.names)} named ones")
+        self._columns = np.array([FEATURES.index(n) for n in self.names])
 
     def score(self, x: np.ndarray) -> float:
-        z = (np.asarray(x, dtype=np.float64) - np.asarray(self.mean)) / np.asarray(self.scale)
+        x = np.asarray(x, dtype=np.float64)[self._columns]
+        z = (x - np.asarray(self.mean)) / np.asarray(self.scale)
         logit = float(z @ np.asarray(self.coef) + self.intercept)
         return 1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, logit))))
 
@@ -183,7 +203,7 @@ class LogisticDecision:
     def to_json(self) -> str:
         return json.dumps(
             {
-                "features": list(FEATURES), "mean": self.mean, "scale": self.scale, "coef": self.coef,
+                "features": list(self.names), "mean": self.mean, "scale": self.scale, "coef": self.coef,
                 "intercept": self.intercept, "threshold": self.cutoff, "embedder": self.embedder,
                 "trained_on": self.trained_on, "language_shift": self.shift.to_dict() if self.shift else None,
                 "ranker": self.ranker.to_dict() if self.ranker else None,
@@ -195,7 +215,8 @@ class LogisticDecision:
     def from_json(cls, text: str, source: str = "decision model") -> LogisticDecision:
         try:
             data = json.loads(text)
-            if data["features"] != list(FEATURES):
+            names = tuple(data["features"])
+            if names not in (FEATURES, FEATURES_PLAIN):
                 raise ConfigError(f"{source} was fitted on other features; refit it with misguard bench claims")
             return cls(
                 mean=list(map(float, data["mean"])), scale=list(map(float, data["scale"])),
@@ -203,7 +224,7 @@ class LogisticDecision:
                 cutoff=float(data["threshold"]), embedder=str(data["embedder"]),
                 trained_on=str(data.get("trained_on", "")),
                 shift=LanguageShift.from_dict(data["language_shift"]) if data.get("language_shift") else None,
-                ranker=LinearRanker.from_dict(data["ranker"]) if data.get("ranker") else None,
+                ranker=LinearRanker.from_dict(data["ranker"]) if data.get("ranker") else None, names=names,
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise ConfigError(f"{source} is not a decision model: {exc}") from None
@@ -211,16 +232,17 @@ class LogisticDecision:
 
 def fit_logistic(
     x: np.ndarray, y: np.ndarray, *, embedder: str, trained_on: str, c: float = 0.1, shift: LanguageShift | None = None,
-    ranker: LinearRanker | None = None, sample_weight: np.ndarray | None = None,
+    ranker: LinearRanker | None = None, sample_weight: np.ndarray | None = None, names: tuple[str, ...] = FEATURES,
 ) -> LogisticDecision:
     """Fit the offline decision on features computed after `shift` (needs the `claims`
-    extra for scikit-learn)."""
+    extra for scikit-learn). `x` holds every one of `FEATURES`; the model reads `names`."""
     try:
         from sklearn.linear_model import LogisticRegression
     except ImportError:
         from ..errors import MissingExtraError
 
         raise MissingExtraError("scikit-learn", "claims", "fitting the offline decision") from None
+    x = np.asarray(x, dtype=np.float64)[:, [FEATURES.index(n) for n in names]]
     mean = x.mean(axis=0)
     scale = x.std(axis=0)
     scale[scale == 0] = 1.0
@@ -229,6 +251,7 @@ def fit_logistic(
     return LogisticDecision(
         mean=mean.tolist(), scale=scale.tolist(), coef=model.coef_[0].tolist(),
         intercept=float(model.intercept_[0]), embedder=embedder, trained_on=trained_on, shift=shift, ranker=ranker,
+        names=tuple(names),
     )
 
 

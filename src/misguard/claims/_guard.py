@@ -356,7 +356,7 @@ class ClaimGuard:
             s1=float(column.max()), body=float(column[0]), support=float(ordered[1] if len(ordered) > 1 else ordered[0]),
             votes=float((sims.argmax(axis=1) == j).mean()), text=body_text, claim_text=claim.text,
             segment_kind=analysis.segment.kind, script=script_of(body_text), language=analysis.body_language,
-            query_generic=query_generic, claim_generic=claim_generic,
+            query_generic=query_generic, claim_generic=claim_generic, social=p.social,
         )
 
     def _pair_features(

@@ -241,15 +241,15 @@ def bench_claims(
     checkthat_train: Annotated[int, typer.Option(help="CheckThat-2020 train tweets used to fit the ranker and the decision (0 = all 800).")] = 0,
     checkthat_only: Annotated[bool, typer.Option("--checkthat-only", help="Only the CheckThat-2020 parts: ranker, rankings, normalisation steps, and the shipped decision with the new ranker on the dev/test tweets.")] = False,
     judge_band: Annotated[Optional[str], typer.Option(help="LOW,HIGH: also the paper's judge (prompt 2, --llm) on texts whose out-of-fold offline score is in [LOW, HIGH), at most --judge-limit per source.")] = None,
-    only: Annotated[Optional[str], typer.Option(help="Only one part: 'speed' (shipped decision; in-process and through the CLI) or 'judge-band' (on the decision results of OUTPUT's run log).")] = None,
+    only: Annotated[Optional[str], typer.Option(help="Only one part: 'speed' (shipped decision; in-process and through the CLI), 'judge-band' (on the decision results of OUTPUT's run log) or 'decision' (the ranker, the cross-source decision and the CheckThat dev/test tweets through it; no ablations, routing or speed).")] = None,
 ) -> None:
     """CheckThat-2020 retrieval (MAP@5, P@1, MRR), one decision fitted across the dev set,
     paper-style LIAR/Snopes attacks and CheckThat train, reported per source and cell;
     topic routing, the LLM judge, and speed."""
     from ..bench.claims import run_claims_bench
 
-    if only not in (None, "speed", "judge-band"):
-        raise ConfigError(f"--only takes 'speed' or 'judge-band', not {only!r}")
+    if only not in (None, "speed", "judge-band", "decision"):
+        raise ConfigError(f"--only takes 'speed', 'judge-band' or 'decision', not {only!r}")
     if only == "judge-band" and judge_band is None:
         raise ConfigError("--only judge-band needs --judge-band LOW,HIGH")
     settings = settings_from(ctx)

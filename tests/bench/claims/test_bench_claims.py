@@ -52,6 +52,9 @@ def test_bench_runs_and_resumes(shared_data, tmp_path):
     pooled = summary["pooled"]
     assert {"paper: direct (en)", "paper: mcq (en)", "paper: summarize (en)", "paper: all"} <= set(pooled)
     assert (pooled["paper: all"]["n_false"], pooled["paper: all"]["n_true"]) == (30, 30)
+    # ... and again in tweet form (the dev queries too), so "social" is not "a CheckThat tweet".
+    assert (pooled["paper: all as tweet"]["n_false"], pooled["paper: all as tweet"]["n_true"]) == (30, 30)
+    assert pooled["devset: all as tweet"]["n_false"] > 0 and pooled["devset: all as tweet"]["n_true"] > 0
     assert pooled["checkthat: all"]["n_false"] == 40 and 0 < pooled["checkthat: all"]["n_true"] <= 40
     assert {r["source"] for r in summary["leave_one_source_out"]} == {"devset", "paper", "checkthat"}
     # Retrieval measured like the shared task, from the verdicts' candidates.
@@ -102,3 +105,11 @@ def test_speed_texts_are_real_statements_never_handed_out_twice(shared_data):
     assert _SpeedTexts(shared_data, seed=0).take(50) == first
     with pytest.raises(ValueError, match="more than"):
         pool.take(len(pool.texts))
+
+
+def test_claim_copies_differ_only_in_case_quotes_and_punctuation():
+    from misguard.bench.claims._run import claim_key
+
+    assert claim_key('Olive Garden restaurants are ""funding Trump\'s re-election.""') == claim_key(
+        "olive garden restaurants are 'funding Trump's re-election.'")
+    assert claim_key("The moon is made of cheese.") != claim_key("The moon is not made of cheese.")

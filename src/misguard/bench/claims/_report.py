@@ -335,8 +335,15 @@ def _pooled_tables(events, summary: dict, emit) -> None:
         body = []
         summary["pooled"] = {}
         cells = sorted({(r["source"], r["attack"], r["lang"]) for r in pooled})
-        for source, attack, lang in [*cells, *((s, "all", "") for s in sorted({r["source"] for r in pooled}))]:
-            sub = [r for r in pooled if r["source"] == source and (attack == "all" or (r["attack"], r["lang"]) == (attack, lang))]
+        sources = sorted({r["source"] for r in pooled})
+        alls = [(s, a, "") for s in sources for a in ("all", "all as tweet")]
+        for source, attack, lang in [*cells, *alls]:
+            # "all": the texts as given; "all as tweet": the same with a tweet's trappings added
+            sub = [r for r in pooled if r["source"] == source and (
+                (r["attack"], r["lang"]) == (attack, lang) if not attack.startswith("all")
+                else r["attack"].endswith(" as tweet") == (attack == "all as tweet"))]
+            if not sub:
+                continue
             acc = _acc(sub, lambda r: r["flagged"])
             false = [r for r in sub if r["label"] == "false"]
             top1 = sum(bool(r["right"]) for r in false) / len(false) if false else None
@@ -346,6 +353,13 @@ def _pooled_tables(events, summary: dict, emit) -> None:
                          f"{acc['n_false']} / {acc['n_true']}"])
         emit(*_table("decision across sources, out of fold (10-fold CV grouped by claim, C nested)",
                      ["source: attack", "false acc", "factual acc", "top-1 right claim", "n false / true"], body))
+    plain = list(_latest(events, "pooled_plain").values())
+    if plain:
+        summary["pooled_plain"] = plain
+        body = [[f"{r['source']}: {r['attack']}", _pct(r["false_acc"]), _pct(r["factual_acc"]), f"{r['n_false']} / {r['n_true']}"]
+                for r in plain]
+        emit(*_table("the same CV without the social features, every cell weighing the same (session 4's decision)",
+                     ["source: attack", "false acc", "factual acc", "n false / true"], body))
     loso = list(_latest(events, "loso").values())
     if loso:
         summary["leave_one_source_out"] = loso

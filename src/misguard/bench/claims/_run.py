@@ -8,7 +8,8 @@ Steps (each logged to the run log before any table is drawn):
    (fitted on train, C chosen on dev), dense / RRF / learned rankings on every split;
 3. one decision across sources (`_pooled`): dev queries (per fold, the language shift
    fitted on that fold's training queries), paper-style LIAR/Snopes attacks (`--paper N`)
-   and CheckThat train tweets (with and without their right claim in the store); outer
+   and CheckThat train tweets (with and without their right claim and its copies in the
+   store), the dev and paper queries also in tweet form (`TWEET_TAILS`); outer
    10-fold CV grouped by claim with C chosen by an inner grouped CV, leave-one-source-out,
    and the final fit; the naive top-1 cosine threshold (no shift, dense only) is chosen
    on the dev training folds; then the final guard checks the CheckThat dev and test
@@ -27,6 +28,7 @@ import io
 import json
 import pstats
 import random
+import re
 import resource
 import statistics
 import tempfile
@@ -61,7 +63,7 @@ from ...types import Claim
 from ._checkthat import analyse_tweets, build_checkthat_store, check_tweets, choose_ranker, social_ablation, views_sweep
 from ._data import CHECKTHAT, CheckThat, DevSet, TweetQuery, load_checkthat, load_devset, load_distractors, resolve_data_dir
 from ._paper import PaperQuery, load_true_claims, paper_queries, run_paper
-from ._pooled import SOURCES, Row, assign_folds, cross_validate, fit_final, leave_one_source_out
+from ._pooled import DECISION_FIT, PLAIN_FIT, SOURCES, Row, assign_folds, cross_validate, fit_final, leave_one_source_out
 from ._report import render_tables
 
 FOLDS = 10
@@ -119,7 +121,7 @@ def run_claims_bench(
         if only == "judge-band" and judge_band is not None:
             _band_judge(settings, judge_band, judge_limit, dev, ct, store, ct_store, extra, load_true_claims(data),
                         paper, log, console)
-        if only is not None:
+        if only in ("speed", "judge-band"):
             log.close()
             return render_tables(output / "runlog.jsonl", output, console)
         model = _fit_decision(store, ct_store, ct, dev, extra, load_true_claims(data), paper, settings, log,
@@ -134,6 +136,10 @@ def run_claims_bench(
             final = ClaimGuard(ct_store, decision=model, k_output=20)
             for split in ("dev", "test"):
                 check_tweets(final, ct.queries[split], split, log, console)
+        if only == "decision":  # the decision and the tweets through it; nothing measured before
+            log.close()
+            return render_tables(output / "runlog.jsonl", output, console)
+        if ct is not None and ct_store is not None:
             # On the dev tweets only: every variant re-embeds most tweets (e5 is the bottleneck).
             social_ablation(ct_store, ThresholdDecision(1.0, shift=model.shift), ct.queries["dev"], log, console)
             views_sweep(ct_store, ThresholdDecision(1.0, shift=model.shift, ranker=model.ranker), ct.queries["dev"],
@@ -267,20 +273,34 @@ def _paper_rows(guard: ClaimGuard, queries: list[PaperQuery]) -> list[Row]:
     return rows
 
 
+def claim_key(text: str) -> str:
+    """A claim's text with case, quotes and punctuation ignored: the CheckThat-2020 claims
+    hold 184 groups of such copies (369 claims: ""x"" next to 'x'), which the qrels never
+    name together."""
+    return " ".join(re.sub(r"[^\w\s]", " ", text.lower()).split())
+
+
 def _tweet_rows(guard: ClaimGuard, tweets: list[TweetQuery]) -> list[Row]:
     """Two rows per tweet: as it is (repeats a stored claim) and with its right claims
     taken out of the candidates (the store does not hold its claim): the others are
-    re-ranked as if the right ones had never been retrieved."""
+    re-ranked as if the right ones had never been retrieved. A copy of a right claim (same
+    `claim_key`) goes out with it: left in, it made a fifth of these rows "negatives" that
+    match the tweet's claim word for word (docs/BENCHMARKS.md, session 5)."""
+    store = guard.store
+    copies: dict[str, set[int]] = {}
+    for slot, text in store.texts_of_slots(list(range(len(store)))).items():
+        copies.setdefault(claim_key(text), set()).add(slot)
     rows = []
     for t in analyse_tweets(guard, tweets):
         a, q = t.analysis, t.query
         if a.context is None or a.pairs is None:
             continue
-        group = sorted(q.gold)[0]
+        gold_keys = sorted(claim_key(c.text) for c in map(store.get, sorted(q.gold)) if c is not None)
+        group = gold_keys[0] if gold_keys else sorted(q.gold)[0]
         top = a.claim_at(0).id
         rows.append(Row(source="checkthat", key=q.qid, group=group, label=True, attack="tweet", lang="en",
                         x=features(a.context), matched=top, right=top in q.gold, meta=_evidence(guard, a, 0)))
-        gold_slots = {guard.store.slot_of(g) for g in q.gold}
+        gold_slots = {store.slot_of(g) for g in q.gold} | {slot for k in gold_keys for slot in copies.get(k, ())}
         keep = np.array([slot not in gold_slots for slot in a.slots])
         if keep.any():
             kept = np.flatnonzero(keep)
@@ -291,6 +311,40 @@ def _tweet_rows(guard: ClaimGuard, tweets: list[TweetQuery]) -> list[Row]:
                             attack="tweet, right claim removed", lang="en", x=features(a.context),
                             matched=a.claim_at(other).id, meta=_evidence(guard, a, other, keep)))
     return rows
+
+
+#: Tweet trappings added to every dev and paper query, both classes (a second row each, key
+#: + TWEET_FORM): without them every social-media text the decision was fitted on was a
+#: CheckThat tweet, and "social" came to mean "repeats a claim": the decision fitted that
+#: way flagged 86% of the dev set's near-miss true facts once they looked like tweets
+#: (docs/BENCHMARKS.md, session 5). The normalisation turns each into a name at the end.
+TWEET_TAILS = (" pic.twitter.com/Xq3vB7kLpz \u2014 Jane Doe (@janedoe_news) January 6, 2020",
+               " https://t.co/9fKq2LmZ #FactCheck \u2014 Sam Lee (@samlee) March 2, 2020")
+TWEET_FORM = "#tweet"
+
+
+def _tweet_form_rows(store: ClaimStore, dev: DevSet, fit_shift, ranker, folds: np.ndarray, guard: ClaimGuard,
+                     paper: list[PaperQuery]) -> list[Row]:
+    """Dev and paper rows again with a tweet's trappings (`TWEET_TAILS`), in the folds of
+    their originals; dev rows under each fold's language shift, as `_dev_rows`."""
+    import dataclasses
+
+    texts = [q.text + TWEET_TAILS[i % 2] for i, q in enumerate(dev.queries)]
+    rows = [Row(source="devset", key=q.qid + TWEET_FORM, group=q.group, label=q.label == "false",
+                attack=f"{q.attack} as tweet", lang=q.lang, x=np.zeros(len(FEATURES)), fold=int(folds[i]))
+            for i, q in enumerate(dev.queries)]
+    for f in [*range(FOLDS), -1]:
+        fold_guard = ClaimGuard(store, decision=ThresholdDecision(1.0, ranker=ranker), shift=fit_shift(folds != f))
+        analysed = [a for i in range(0, len(texts), 64) for a in fold_guard.analyse(texts[i : i + 64])]
+        for row, q, a in zip(rows, dev.queries, analysed):
+            assert a is not None and a.context is not None and a.claim is not None
+            if f == -1:
+                row.x, row.matched, row.right = features(a.context), a.claim.id, a.claim.id == q.claim_id
+            else:
+                row.x_by_fold[f] = features(a.context)
+    as_tweets = [dataclasses.replace(q, key=q.key + TWEET_FORM, attack=f"{q.attack} as tweet", text=q.text + TWEET_TAILS[i % 2])
+                 for i, q in enumerate(paper)]
+    return rows + _paper_rows(guard, as_tweets)
 
 
 def _evidence(guard: ClaimGuard, a, j: int, keep: np.ndarray | None = None) -> dict[str, float]:
@@ -353,27 +407,39 @@ def _fit_decision(
     paper_queries_ = paper_queries(extra, true_pool, paper, settings.seed) if paper > 0 else []
     guard = ClaimGuard(store, decision=ThresholdDecision(1.0, shift=full_shift, ranker=ranker))
     rows += _paper_rows(guard, paper_queries_) + ct_rows
+    rows += _tweet_form_rows(store, dev, fit_shift, ranker, folds, guard, paper_queries_)
     assign_folds([r for r in rows if r.source != "devset"])
     for r in rows:  # everything the decision could be fitted on, for analysis
         log.write("row", key=f"{r.source}:{r.key}", source=r.source, label=r.label, attack=r.attack, lang=r.lang,
                   group=r.group, fold=r.fold, x=r.x.tolist(), x_by_fold={f: v.tolist() for f, v in r.x_by_fold.items()},
                   evidence=r.meta, matched=r.matched, right=r.right)
-    scores, flags, chosen = cross_validate(rows)
-    log.write("pooled_cv", key="pooled", c_per_fold=chosen, sources={s: sum(r.source == s for r in rows) for s in SOURCES})
+    # The session-4 decision (no social features, every cell weighing the same) next to the
+    # one fitted now, on the same rows and folds: the "without" of the comparison.
+    _, plain_flags, _ = cross_validate(rows, PLAIN_FIT)
+    for source in SOURCES:
+        for attack in sorted({r.attack for r in rows if r.source == source}) + ["all"]:
+            sub = [(r, f) for r, f in zip(rows, plain_flags) if r.source == source and attack in ("all", r.attack)]
+            pos, neg = [f for r, f in sub if r.label], [not f for r, f in sub if not r.label]
+            log.write("pooled_plain", key=f"{source}:{attack}", source=source, attack=attack,
+                      false_acc=float(np.mean(pos)) if pos else None, factual_acc=float(np.mean(neg)) if neg else None,
+                      n_false=len(pos), n_true=len(neg))
+    scores, flags, chosen = cross_validate(rows, DECISION_FIT)
+    log.write("pooled_cv", key="pooled", c_per_fold=chosen, sources={s: sum(r.source == s for r in rows) for s in SOURCES},
+              fit={"features": list(DECISION_FIT.names), "cell_weight": [list(c) for c in DECISION_FIT.cell_weight]})
     for r, score, flag in zip(rows, scores, flags):
-        if r.source == "devset":
+        if r.source == "devset" and not r.key.endswith(TWEET_FORM):
             log.write("decision", key=r.key, qid=r.key, logistic_cv_score=float(score), logistic_cv=bool(flag))
         else:
             log.write("pooled", key=r.key, source=r.source, label="false" if r.label else "true", attack=r.attack,
                       lang=r.lang, group=r.group, flagged=bool(flag), score=float(score), matched=r.matched, right=r.right)
-    for source, (labels, predicted) in leave_one_source_out(rows).items():
+    for source, (labels, predicted) in leave_one_source_out(rows, DECISION_FIT).items():
         log.write("loso", key=source, source=source,
                   false_acc=float(predicted[labels].mean()) if labels.any() else None,
                   factual_acc=float((~predicted[~labels]).mean()) if (~labels).any() else None,
                   n_false=int(labels.sum()), n_true=int((~labels).sum()))
-    final, c = fit_final(rows, embedder=embedder_spec, shift=full_shift, ranker=ranker,
+    final, c = fit_final(rows, DECISION_FIT, embedder=embedder_spec, shift=full_shift, ranker=ranker,
                          trained_on=f"{len(rows)} rows: " + ", ".join(f"{s} {sum(r.source == s for r in rows)}" for s in SOURCES))
-    log.write("model", coef=dict(zip(FEATURES, final.coef)), intercept=final.intercept, c=c)
+    log.write("model", coef=dict(zip(final.names, final.coef)), intercept=final.intercept, c=c)
     console.print(f"decision fitted across sources ({len(rows)} rows, C={c})")
     return final
 
@@ -494,6 +560,8 @@ def _band_judge(
     tweets = {q.qid: q.text for split in ("train", "test") for q in (ct.queries[split] if ct else [])}
     for e in log.of_type("pooled"):
         d = e.data
+        if e.key.endswith(TWEET_FORM):  # the judge reads the texts as they were given
+            continue
         if d["source"] == "paper":
             items.append(("paper", e.key, texts[e.key], d["matched"], store, d["label"] == "false", d["score"], d["flagged"]))
         elif ct_store is not None:
