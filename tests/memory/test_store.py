@@ -46,6 +46,26 @@ def test_duplicate_insert_is_atomic(store_location: str) -> None:
         assert store.ids() == ["r1"]
 
 
+def test_batch_is_one_transaction(store_location: str) -> None:
+    """Operations inside `batch()` commit together, reads inside see them, and an error
+    anywhere in the block leaves the store as it was (records, edges, statuses, audit)."""
+    with open_store(store_location) as store:
+        store.add(_rec(1))
+        with store.batch():
+            store.add_many([_rec(2), _rec(3)])
+            store.record_reuses([("r1", "r2", "memory", "a1")])
+            store.quarantine("r1", "test")
+            assert store.status("r1") == "quarantined" and store.count() == 3  # reads see the batch
+        assert store.ids("active") == ["r2", "r3"] and len(store.edges()) == 1 and len(store.audit_log()) == 1
+        with pytest.raises(StoreError, match="none written"):
+            with store.batch():
+                store.release("r1", "test")
+                store.record_reuses([("r2", "r3", "memory", "a1")])
+                store.add_many([_rec(4), _rec(2)])  # duplicate id: the whole batch is undone
+        assert store.ids() == ["r1", "r2", "r3"] and store.status("r1") == "quarantined"
+        assert len(store.edges()) == 1 and len(store.audit_log()) == 1
+
+
 def test_quarantine_release_rollback_and_audit(store_location: str) -> None:
     with open_store(store_location) as store:
         store.add_many([_rec(i) for i in range(4)])
