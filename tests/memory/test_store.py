@@ -101,6 +101,37 @@ def test_reuse_edges_dilute_prune_rollback(store_location: str) -> None:
         assert [e.weight for e in store.edges()] == [1.0, 1.0, 1.0]
 
 
+def test_bulk_quarantine_and_prune_are_audited_like_single_calls(store_location: str) -> None:
+    """`quarantine_many` / `prune_edges` write the entries the one-by-one calls write, in order,
+    each undoable; an unknown id rejects the whole call."""
+    with open_store(store_location) as store:
+        store.add_many([_rec(i) for i in range(4)])
+        store.record_reuses([("r0", "r1", "memory", "a1"), ("r1", "r2", "memory", "a1"), ("r2", "r3", "memory", "a1")])
+        e = [x.id for x in store.edges()]
+        logs = []
+        for bulk in (False, True):
+            start = len(store.audit_log())
+            if bulk:
+                seqs = store.quarantine_many(["r2", "r0"], ["why 2", "why 0"], "g") + store.prune_edges([e[2], e[0]], "cut", "g")
+            else:
+                seqs = [store.quarantine("r2", "why 2", "g"), store.quarantine("r0", "why 0", "g"),
+                        store.prune_edge(e[2], "cut", "g"), store.prune_edge(e[0], "cut", "g")]
+            new = store.audit_log()[start:]
+            assert seqs == [x.seq for x in new]
+            assert store.ids("active") == ["r1", "r3"] and [x.src for x in store.edges()] == ["r1"]
+            logs.append([(x.action, x.target, x.before, x.after, x.actor, x.reason) for x in new])
+            if bulk:
+                with pytest.raises(StoreError, match="no memory record"):
+                    store.quarantine_many(["r1", "nope"], ["a", "b"])
+                with pytest.raises(StoreError, match="no reuse edge"):
+                    store.prune_edges([e[1], 999_999], "cut")
+                assert store.ids("active") == ["r1", "r3"] and len(store.edges()) == 1 and len(store.audit_log()) == start + 4
+            for seq in reversed(seqs):
+                store.rollback(seq)
+            assert store.count("active") == 4 and len(store.edges()) == 3
+        assert logs[0] == logs[1] and len(logs[0]) == 4
+
+
 def test_bulk_embeddings_argument(store_location: str) -> None:
     with open_store(store_location) as store:
         recs = [MemoryRecord.model_construct(**{**_rec(i).__dict__, "embedding": None}) for i in range(3)]

@@ -116,6 +116,11 @@ class MemoryStore(ABC):
     def quarantine(self, record_id: str, reason: str, actor: str = "repair") -> int:
         """Exclude a record from retrieval (kept, versioned, audited); returns the audit seq."""
 
+    def quarantine_many(self, record_ids: Sequence[str], reasons: Sequence[str], actor: str = "repair") -> list[int]:
+        """`quarantine` for each record in one transaction (the same audit entries, in order)."""
+        with self.batch():
+            return [self.quarantine(rid, why, actor) for rid, why in zip(record_ids, reasons, strict=True)]
+
     @abstractmethod
     def release(self, record_id: str, reason: str, actor: str = "repair") -> int: ...
 
@@ -130,6 +135,11 @@ class MemoryStore(ABC):
     @abstractmethod
     def prune_edge(self, edge_id: int, reason: str, actor: str = "repair") -> int:
         """Mark an edge pruned (it stays in the table)."""
+
+    def prune_edges(self, edge_ids: Sequence[int], reason: str, actor: str = "repair") -> list[int]:
+        """`prune_edge` for each edge in one transaction (the same audit entries, in order)."""
+        with self.batch():
+            return [self.prune_edge(e, reason, actor) for e in edge_ids]
 
     @abstractmethod
     def audit_log(self) -> list[AuditEntry]: ...
@@ -406,6 +416,56 @@ class SQLMemoryStore(MemoryStore):
             )
         )
         return int(res.inserted_primary_key[0])
+
+    def _log_many(self, conn: Any, entries: list[tuple[str, str, dict, dict, str]], actor: str) -> list[int]:
+        """`_log` for many (action, target, before, after, reason) entries; seqs in entry order."""
+        if not entries:
+            return []
+        now = time.time()
+        rows = [{"time": now, "action": a, "target": t, "before": json.dumps(b), "after": json.dumps(af), "actor": actor,
+                 "reason": why, "rolled_back": False} for a, t, b, af, why in entries]
+        stmt = self._audit.insert().returning(self._audit.c.seq, sort_by_parameter_order=True)
+        return [int(seq) for seq in conn.execute(stmt, rows).scalars()]
+
+    def _current(self, conn: Any, column: Any, key: Any, wanted: Sequence[Any], what: str) -> dict[Any, Any]:
+        """`column` of the rows whose `key` is in `wanted` (in chunks: drivers cap parameters)."""
+        found: dict[Any, Any] = {}
+        unique = list(dict.fromkeys(wanted))
+        for s in range(0, len(unique), 500):
+            found.update(conn.execute(self._sa.select(key, column).where(key.in_(unique[s:s + 500]))).all())
+        missing = [w for w in unique if w not in found]
+        if missing:
+            raise StoreError(f"no {what} {missing[0]!r}")
+        return found
+
+    def quarantine_many(self, record_ids: Sequence[str], reasons: Sequence[str], actor: str = "repair") -> list[int]:
+        if len(record_ids) != len(reasons):
+            raise StoreError(f"{len(record_ids)} records but {len(reasons)} reasons")
+        if not record_ids:
+            return []
+        with self._begin() as conn:
+            status = self._current(conn, self._mem.c.status, self._mem.c.id, record_ids, "memory record")
+            entries = []
+            for rid, why in zip(record_ids, reasons):
+                entries.append(("quarantine", rid, {"status": status[rid]}, {"status": "quarantined"}, why))
+                status[rid] = "quarantined"
+            conn.execute(self._mem.update().where(self._mem.c.id == self._sa.bindparam("rid")).values(status="quarantined"),
+                         [{"rid": rid} for rid in dict.fromkeys(record_ids)])
+            return self._log_many(conn, entries, actor)
+
+    def prune_edges(self, edge_ids: Sequence[int], reason: str, actor: str = "repair") -> list[int]:
+        if not len(edge_ids):
+            return []
+        ids = [int(e) for e in edge_ids]
+        with self._begin() as conn:
+            pruned = self._current(conn, self._edges.c.pruned, self._edges.c.id, ids, "reuse edge")
+            entries = []
+            for e in ids:
+                entries.append(("prune", str(e), {"pruned": bool(pruned[e])}, {"pruned": True}, reason))
+                pruned[e] = True
+            conn.execute(self._edges.update().where(self._edges.c.id == self._sa.bindparam("eid")).values(pruned=True),
+                         [{"eid": e} for e in dict.fromkeys(ids)])
+            return self._log_many(conn, entries, actor)
 
     def _set_status(self, record_id: str, status: Status, action: str, reason: str, actor: str) -> int:
         with self._begin() as conn:
