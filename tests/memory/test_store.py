@@ -132,6 +132,20 @@ def test_bulk_quarantine_and_prune_are_audited_like_single_calls(store_location:
         assert logs[0] == logs[1] and len(logs[0]) == 4
 
 
+def test_records_with_embeddings_match_iter_records(store_location: str) -> None:
+    with open_store(store_location) as store:
+        store.add_many([_rec(i) for i in range(4)])
+        store.add(MemoryRecord.model_construct(**{**_rec(9).__dict__, "embedding": None}))
+        store.quarantine("r2", "test")
+        for status in (None, "active"):
+            records, emb = store.records_with_embeddings(status)
+            full = [r for r in store.iter_records(status) if r.embedding is not None]
+            assert [r.id for r in records] == [r.id for r in full] and all(r.embedding is None for r in records)
+            assert [r.model_dump(exclude={"embedding"}) for r in records] == [r.model_dump(exclude={"embedding"}) for r in full]
+            assert emb.dtype == np.float32 and np.array_equal(emb, np.array([r.embedding for r in full], dtype=np.float32))
+        assert [r.id for r in store.records_with_embeddings("active")[0]] == ["r0", "r1", "r3"]
+
+
 def test_bulk_embeddings_argument(store_location: str) -> None:
     with open_store(store_location) as store:
         recs = [MemoryRecord.model_construct(**{**_rec(i).__dict__, "embedding": None}) for i in range(3)]

@@ -99,6 +99,20 @@ class MemoryStore(ABC):
     @abstractmethod
     def iter_records(self, status: Status | None = None, batch: int = 5000) -> Iterator[MemoryRecord]: ...
 
+    def records_with_embeddings(self, status: Status | None = None) -> tuple[list[MemoryRecord], np.ndarray]:
+        """The records that have an embedding, in insertion order, and their embeddings as one
+        (n, d) float32 array; the records themselves come without it (`embedding=None`).
+
+        For scoring a whole store: it skips building a list of floats per record and
+        converting it back to an array, which costs more than the rest of the read.
+        """
+        records, vectors = [], []
+        for r in self.iter_records(status):
+            if r.embedding is not None:
+                vectors.append(np.asarray(r.embedding, dtype=np.float32))
+                records.append(r.model_copy(update={"embedding": None}))
+        return records, (np.stack(vectors) if vectors else np.zeros((0, 0), dtype=np.float32))
+
     @abstractmethod
     def count(self, status: Status | None = None) -> int: ...
 
@@ -196,12 +210,12 @@ def _record_row(record: MemoryRecord, vector: np.ndarray | None = None) -> dict[
     }
 
 
-def _row_record(row: Any) -> MemoryRecord:
+def _row_record(row: Any, embedding: bool = True) -> MemoryRecord:
     # A row holds a MemoryRecord's fields in typed columns, so the record is built without
     # re-validating: validation cost ~100 us per record (most of it the embedding's floats)
     # on every read of a large store.
     m = row._mapping
-    emb = None if m["embedding"] is None else np.frombuffer(m["embedding"], dtype=np.float32).tolist()
+    emb = None if not embedding or m["embedding"] is None else np.frombuffer(m["embedding"], dtype=np.float32).tolist()
     return MemoryRecord.model_construct(
         id=m["id"],
         version=m["version"],
@@ -383,6 +397,20 @@ class SQLMemoryStore(MemoryStore):
                 return
             last = rows[-1]._mapping["seq"]
             yield from (_row_record(r) for r in rows)
+
+    def records_with_embeddings(self, status: Status | None = None) -> tuple[list[MemoryRecord], np.ndarray]:
+        q = self._mem.select().where(self._mem.c.embedding.is_not(None)).order_by(self._mem.c.seq)
+        if status is not None:
+            q = q.where(self._mem.c.status == status)
+        with self._connect() as conn:
+            rows = conn.execute(q).all()
+        if not rows:
+            return [], np.zeros((0, 0), dtype=np.float32)
+        blobs = [r._mapping["embedding"] for r in rows]
+        if len({len(b) for b in blobs}) > 1:
+            raise StoreError("records with embeddings of different dimensions; read them with iter_records")
+        emb = np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(rows), -1).copy()
+        return [_row_record(r, embedding=False) for r in rows], emb
 
     def count(self, status: Status | None = None) -> int:
         q = self._sa.select(self._sa.func.count()).select_from(self._mem)

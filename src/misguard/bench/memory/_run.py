@@ -245,16 +245,17 @@ def run_seed(params: BenchParams, seed: int, out_dir: Path, log: Callable[[str],
     timings["simulate_s"] = time.perf_counter() - t0
 
     # One column view over every scenario's memory (groups = scenarios), with labels.
-    records, labels, split, offsets = [], [], [], {}
+    records, labels, split, offsets, embs = [], [], [], {}, []
     for sc in scenarios:
         w = worlds[sc.sid]
-        recs = list(w.memory.store.iter_records())
+        recs, emb = w.memory.store.records_with_embeddings()  # every record the agents wrote is embedded
         derived = set(propagation(w.memory.store, w.truth, records=recs)["derived_ids"])
         offsets[sc.sid] = (len(records), len(records) + len(recs))
         records += recs
+        embs.append(emb)
         labels += [2 if r.id in derived else w.truth[r.id].label for r in recs]
         split += [split_of[sc.sid]] * len(recs)
-    arr = RecordArrays.from_records(records)
+    arr = RecordArrays.from_records(records, emb=np.concatenate(embs))
     labels_a, split_a = np.array(labels, dtype=np.int8), np.array(split)
     train, val, test = (np.flatnonzero(split_a == k) for k in range(3))
     log(f"seed {seed}: {len(records)} records, {int((labels_a == 1).sum())} poisoned, {int((labels_a == 2).sum())} derived")
