@@ -132,8 +132,10 @@ class MemoryStore(ABC):
 
     def quarantine_many(self, record_ids: Sequence[str], reasons: Sequence[str], actor: str = "repair") -> list[int]:
         """`quarantine` for each record in one transaction (the same audit entries, in order)."""
+        if len(record_ids) != len(reasons):
+            raise StoreError(f"{len(record_ids)} records but {len(reasons)} reasons")
         with self.batch():
-            return [self.quarantine(rid, why, actor) for rid, why in zip(record_ids, reasons, strict=True)]
+            return [self.quarantine(rid, why, actor) for rid, why in zip(record_ids, reasons)]
 
     @abstractmethod
     def release(self, record_id: str, reason: str, actor: str = "repair") -> int: ...
