@@ -46,6 +46,26 @@ def test_duplicate_insert_is_atomic(store_location: str) -> None:
         assert store.ids() == ["r1"]
 
 
+def test_batch_is_one_transaction(store_location: str) -> None:
+    """Operations inside `batch()` commit together, reads inside see them, and an error
+    anywhere in the block leaves the store as it was (records, edges, statuses, audit)."""
+    with open_store(store_location) as store:
+        store.add(_rec(1))
+        with store.batch():
+            store.add_many([_rec(2), _rec(3)])
+            store.record_reuses([("r1", "r2", "memory", "a1")])
+            store.quarantine("r1", "test")
+            assert store.status("r1") == "quarantined" and store.count() == 3  # reads see the batch
+        assert store.ids("active") == ["r2", "r3"] and len(store.edges()) == 1 and len(store.audit_log()) == 1
+        with pytest.raises(StoreError, match="none written"):
+            with store.batch():
+                store.release("r1", "test")
+                store.record_reuses([("r2", "r3", "memory", "a1")])
+                store.add_many([_rec(4), _rec(2)])  # duplicate id: the whole batch is undone
+        assert store.ids() == ["r1", "r2", "r3"] and store.status("r1") == "quarantined"
+        assert len(store.edges()) == 1 and len(store.audit_log()) == 1
+
+
 def test_quarantine_release_rollback_and_audit(store_location: str) -> None:
     with open_store(store_location) as store:
         store.add_many([_rec(i) for i in range(4)])
@@ -79,6 +99,51 @@ def test_reuse_edges_dilute_prune_rollback(store_location: str) -> None:
         store.rollback(p)
         store.rollback(d)
         assert [e.weight for e in store.edges()] == [1.0, 1.0, 1.0]
+
+
+def test_bulk_quarantine_and_prune_are_audited_like_single_calls(store_location: str) -> None:
+    """`quarantine_many` / `prune_edges` write the entries the one-by-one calls write, in order,
+    each undoable; an unknown id rejects the whole call."""
+    with open_store(store_location) as store:
+        store.add_many([_rec(i) for i in range(4)])
+        store.record_reuses([("r0", "r1", "memory", "a1"), ("r1", "r2", "memory", "a1"), ("r2", "r3", "memory", "a1")])
+        e = [x.id for x in store.edges()]
+        logs = []
+        for bulk in (False, True):
+            start = len(store.audit_log())
+            if bulk:
+                seqs = store.quarantine_many(["r2", "r0"], ["why 2", "why 0"], "g") + store.prune_edges([e[2], e[0]], "cut", "g")
+            else:
+                seqs = [store.quarantine("r2", "why 2", "g"), store.quarantine("r0", "why 0", "g"),
+                        store.prune_edge(e[2], "cut", "g"), store.prune_edge(e[0], "cut", "g")]
+            new = store.audit_log()[start:]
+            assert seqs == [x.seq for x in new]
+            assert store.ids("active") == ["r1", "r3"] and [x.src for x in store.edges()] == ["r1"]
+            logs.append([(x.action, x.target, x.before, x.after, x.actor, x.reason) for x in new])
+            if bulk:
+                with pytest.raises(StoreError, match="no memory record"):
+                    store.quarantine_many(["r1", "nope"], ["a", "b"])
+                with pytest.raises(StoreError, match="no reuse edge"):
+                    store.prune_edges([e[1], 999_999], "cut")
+                assert store.ids("active") == ["r1", "r3"] and len(store.edges()) == 1 and len(store.audit_log()) == start + 4
+            for seq in reversed(seqs):
+                store.rollback(seq)
+            assert store.count("active") == 4 and len(store.edges()) == 3
+        assert logs[0] == logs[1] and len(logs[0]) == 4
+
+
+def test_records_with_embeddings_match_iter_records(store_location: str) -> None:
+    with open_store(store_location) as store:
+        store.add_many([_rec(i) for i in range(4)])
+        store.add(MemoryRecord.model_construct(**{**_rec(9).__dict__, "embedding": None}))
+        store.quarantine("r2", "test")
+        for status in (None, "active"):
+            records, emb = store.records_with_embeddings(status)
+            full = [r for r in store.iter_records(status) if r.embedding is not None]
+            assert [r.id for r in records] == [r.id for r in full] and all(r.embedding is None for r in records)
+            assert [r.model_dump(exclude={"embedding"}) for r in records] == [r.model_dump(exclude={"embedding"}) for r in full]
+            assert emb.dtype == np.float32 and np.array_equal(emb, np.array([r.embedding for r in full], dtype=np.float32))
+        assert [r.id for r in store.records_with_embeddings("active")[0]] == ["r0", "r1", "r3"]
 
 
 def test_bulk_embeddings_argument(store_location: str) -> None:

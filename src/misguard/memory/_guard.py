@@ -45,7 +45,10 @@ class RecordArrays:
     channels: list[str] | None = None
 
     @classmethod
-    def from_records(cls, records: Sequence[MemoryRecord], group_of: Callable[[MemoryRecord], str] = task_of) -> RecordArrays:
+    def from_records(cls, records: Sequence[MemoryRecord], group_of: Callable[[MemoryRecord], str] = task_of,
+                     emb: np.ndarray | None = None) -> RecordArrays:
+        """`emb`: the records' embeddings as a (n, d) array when they come without them
+        (`MemoryStore.records_with_embeddings`)."""
         def codes(values: list[str]) -> tuple[np.ndarray, list[str]]:
             names = sorted(set(values))
             index = {v: i for i, v in enumerate(names)}
@@ -57,7 +60,7 @@ class RecordArrays:
         nan = float("nan")
         return cls(
             ids=[r.id for r in records],
-            emb=np.array([r.embedding for r in records], dtype=np.float32),
+            emb=np.array([r.embedding for r in records], dtype=np.float32) if emb is None else np.asarray(emb, dtype=np.float32),
             actions=actions,
             action_names=action_names,
             confidence=np.array([nan if r.confidence is None else r.confidence for r in records], dtype=np.float32),
@@ -163,8 +166,9 @@ class MemoryGuard:
         window); older ones still serve as evidence. `scope`: only these records are
         considered at all (one task of a store shared by several).
         """
-        records = [r for r in store.iter_records("active") if r.embedding is not None and (scope is None or scope(r))]
-        arr = RecordArrays.from_records(records, group_of)
+        records, emb = store.records_with_embeddings("active")
+        keep = [i for i, r in enumerate(records) if scope is None or scope(r)]
+        arr = RecordArrays.from_records([records[i] for i in keep], group_of, emb=emb[keep] if len(emb) else emb)
         scores = self.score(arr)
         index = {rid: i for i, rid in enumerate(arr.ids)}
         mem_edges = [e for e in store.edges() if e.dst_kind == "memory" and e.src in index and e.dst in index]

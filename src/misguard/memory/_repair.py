@@ -152,18 +152,19 @@ def apply_repair(
     *,
     actor: str = "memory-guard",
 ) -> list[int]:
-    """Apply a plan to a store through its audited operations; returns the audit seqs."""
+    """Apply a plan to a store through its audited operations, in one transaction (all or
+    none, `MemoryStore.batch`); returns the audit seqs."""
     seqs: list[int] = []
     pr = plan.priority
-    for i in plan.quarantine:
-        seqs.append(store.quarantine(ids[i], f"isolation: depth {int(plan.depth[i])}, R={pr[i]:.3f}", actor))
-    for i, a, c in zip(plan.rewrite, plan.rewrite_action, plan.rewrite_confidence):
-        changes = {"action": action_names[int(a)], "confidence": float(c), "success": None}
-        kind = "conflict resolution: resolved to the credible consensus" if plan.depth[i] > 6 else "semantic reconstruction"
-        seqs.append(store.rewrite(ids[i], changes, f"{kind}: depth {int(plan.depth[i])}, R={pr[i]:.3f}", actor))
-    for i, c in zip(plan.dilute, plan.dilute_confidence):
-        seqs.append(store.rewrite(ids[i], {"confidence": float(c)}, f"conflict resolution: dilution, R={pr[i]:.3f}", actor))
-    for e in plan.prune:
+    with store.batch():
+        seqs += store.quarantine_many([ids[i] for i in plan.quarantine],
+                                      [f"isolation: depth {int(plan.depth[i])}, R={pr[i]:.3f}" for i in plan.quarantine], actor)
+        for i, a, c in zip(plan.rewrite, plan.rewrite_action, plan.rewrite_confidence):
+            changes = {"action": action_names[int(a)], "confidence": float(c), "success": None}
+            kind = "conflict resolution: resolved to the credible consensus" if plan.depth[i] > 6 else "semantic reconstruction"
+            seqs.append(store.rewrite(ids[i], changes, f"{kind}: depth {int(plan.depth[i])}, R={pr[i]:.3f}", actor))
+        for i, c in zip(plan.dilute, plan.dilute_confidence):
+            seqs.append(store.rewrite(ids[i], {"confidence": float(c)}, f"conflict resolution: dilution, R={pr[i]:.3f}", actor))
         if len(edge_ids):
-            seqs.append(store.prune_edge(int(edge_ids[e]), "conflict resolution: pruning", actor))
+            seqs += store.prune_edges([int(edge_ids[e]) for e in plan.prune], "conflict resolution: pruning", actor)
     return seqs

@@ -65,9 +65,12 @@ class SharedMemory:
         if records:
             self._append(records)
 
-    def _append(self, records: Sequence[MemoryRecord]) -> None:
-        """Add to the index; the matrix grows by doubling so that writes stay amortised O(1)."""
-        new = np.array([r.embedding for r in records], dtype=np.float32)
+    def _append(self, records: Sequence[MemoryRecord], vectors: np.ndarray | None = None) -> None:
+        """Add to the index; the matrix grows by doubling so that writes stay amortised O(1).
+
+        `vectors`: the records' embeddings as a (n, d) float32 array, when the caller has it.
+        """
+        new = np.array([r.embedding for r in records], dtype=np.float32) if vectors is None else vectors
         need = self._n + len(new)
         if self._matrix is None or need > len(self._matrix):
             cap = max(need, 2 * (0 if self._matrix is None else len(self._matrix)), 64)
@@ -86,17 +89,24 @@ class SharedMemory:
         return self._n
 
     def write(self, records: Sequence[MemoryRecord], derived_from: Sequence[Sequence[str]] = ()) -> list[MemoryRecord]:
-        """Embed (when missing) and store records; `derived_from[i]` are the memories record i reused."""
+        """Embed (when missing) and store records; `derived_from[i]` are the memories record i reused.
+
+        The records and their reuse edges are written in one transaction.
+        """
         if not records:
             return []
-        missing = [r for r in records if r.embedding is None]
+        vectors: list[np.ndarray | None] = [None] * len(records)
+        missing = [i for i, r in enumerate(records) if r.embedding is None]
         if missing:
-            for r, e in zip(missing, self._embed(missing)):
-                r.embedding = e.tolist()
-        self.store.add_many(list(records))
+            for i, e in zip(missing, self._embed([records[i] for i in missing])):
+                records[i].embedding = e.tolist()
+                vectors[i] = e
+        matrix = np.stack([np.asarray(r.embedding, dtype=np.float32) if v is None else v for r, v in zip(records, vectors)])
         edges = [(src, r.id, "memory", r.provenance.agent) for r, srcs in zip(records, derived_from) for src in srcs]
-        self.store.record_reuses(edges)
-        self._append(records)
+        with self.store.batch():
+            self.store.add_many(list(records), matrix)
+            self.store.record_reuses(edges)
+        self._append(records, matrix)
         return list(records)
 
     def recent(self, n: int) -> list[MemoryRecord]:

@@ -14,7 +14,9 @@ Tables:
 
 from __future__ import annotations
 
+import contextlib
 import json
+import threading
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Sequence
@@ -97,6 +99,20 @@ class MemoryStore(ABC):
     @abstractmethod
     def iter_records(self, status: Status | None = None, batch: int = 5000) -> Iterator[MemoryRecord]: ...
 
+    def records_with_embeddings(self, status: Status | None = None) -> tuple[list[MemoryRecord], np.ndarray]:
+        """The records that have an embedding, in insertion order, and their embeddings as one
+        (n, d) float32 array; the records themselves come without it (`embedding=None`).
+
+        For scoring a whole store: it skips building a list of floats per record and
+        converting it back to an array, which costs more than the rest of the read.
+        """
+        records, vectors = [], []
+        for r in self.iter_records(status):
+            if r.embedding is not None:
+                vectors.append(np.asarray(r.embedding, dtype=np.float32))
+                records.append(r.model_copy(update={"embedding": None}))
+        return records, (np.stack(vectors) if vectors else np.zeros((0, 0), dtype=np.float32))
+
     @abstractmethod
     def count(self, status: Status | None = None) -> int: ...
 
@@ -114,6 +130,13 @@ class MemoryStore(ABC):
     def quarantine(self, record_id: str, reason: str, actor: str = "repair") -> int:
         """Exclude a record from retrieval (kept, versioned, audited); returns the audit seq."""
 
+    def quarantine_many(self, record_ids: Sequence[str], reasons: Sequence[str], actor: str = "repair") -> list[int]:
+        """`quarantine` for each record in one transaction (the same audit entries, in order)."""
+        if len(record_ids) != len(reasons):
+            raise StoreError(f"{len(record_ids)} records but {len(reasons)} reasons")
+        with self.batch():
+            return [self.quarantine(rid, why, actor) for rid, why in zip(record_ids, reasons)]
+
     @abstractmethod
     def release(self, record_id: str, reason: str, actor: str = "repair") -> int: ...
 
@@ -129,6 +152,11 @@ class MemoryStore(ABC):
     def prune_edge(self, edge_id: int, reason: str, actor: str = "repair") -> int:
         """Mark an edge pruned (it stays in the table)."""
 
+    def prune_edges(self, edge_ids: Sequence[int], reason: str, actor: str = "repair") -> list[int]:
+        """`prune_edge` for each edge in one transaction (the same audit entries, in order)."""
+        with self.batch():
+            return [self.prune_edge(e, reason, actor) for e in edge_ids]
+
     @abstractmethod
     def audit_log(self) -> list[AuditEntry]: ...
 
@@ -138,6 +166,14 @@ class MemoryStore(ABC):
 
     @abstractmethod
     def close(self) -> None: ...
+
+    def batch(self) -> contextlib.AbstractContextManager[None]:
+        """Run the operations inside the `with` block as one transaction: all or none.
+
+        A repair plan, or a batch of records with their reuse edges, then commits once
+        instead of once per operation. Backends without transactions run them one by one.
+        """
+        return contextlib.nullcontext()
 
     def __enter__(self) -> MemoryStore:
         return self
@@ -176,17 +212,20 @@ def _record_row(record: MemoryRecord, vector: np.ndarray | None = None) -> dict[
     }
 
 
-def _row_record(row: Any) -> MemoryRecord:
+def _row_record(row: Any, embedding: bool = True) -> MemoryRecord:
+    # A row holds a MemoryRecord's fields in typed columns, so the record is built without
+    # re-validating: validation cost ~100 us per record (most of it the embedding's floats)
+    # on every read of a large store.
     m = row._mapping
-    emb = None if m["embedding"] is None else np.frombuffer(m["embedding"], dtype=np.float32).tolist()
-    return MemoryRecord(
+    emb = None if not embedding or m["embedding"] is None else np.frombuffer(m["embedding"], dtype=np.float32).tolist()
+    return MemoryRecord.model_construct(
         id=m["id"],
         version=m["version"],
         state=m["state"],
         context=m["context"],
         action=m["action"],
         tags=json.loads(m["tags"]),
-        provenance=Provenance(agent=m["agent"], time=m["time"], channel=m["channel"]),
+        provenance=Provenance.model_construct(agent=m["agent"], time=m["time"], channel=m["channel"]),
         success=m["success"],
         reward=m["reward"],
         confidence=m["confidence"],
@@ -201,6 +240,7 @@ class SQLMemoryStore(MemoryStore):
         sa = _sqlalchemy()
         self.backend = backend
         self._sa = sa
+        self._local = threading.local()  # the open batch's connection, per thread
         md = sa.MetaData()
         record_cols = lambda: [  # noqa: E731 - the same columns in two tables
             sa.Column("agent", sa.String(128), nullable=False),
@@ -255,13 +295,35 @@ class SQLMemoryStore(MemoryStore):
         )
         try:
             self._engine = self._make_engine(url)
-            with self._engine.begin() as conn:
+            with self._begin() as conn:
                 md.create_all(conn, checkfirst=True)
         except sa.exc.IntegrityError:
             # Two processes creating the schema at once: the loser finds the tables there.
             pass
         except sa.exc.SQLAlchemyError as exc:
             raise StoreError(f"cannot open memory store {self._safe(url)}: {exc}") from exc
+
+    @contextlib.contextmanager
+    def batch(self) -> Iterator[None]:
+        if getattr(self._local, "conn", None) is not None:  # nested: part of the outer batch
+            yield
+            return
+        with self._engine.begin() as conn:
+            self._local.conn = conn
+            try:
+                yield
+            finally:
+                self._local.conn = None
+
+    def _begin(self) -> contextlib.AbstractContextManager[Any]:
+        """A write transaction, or the open batch's (committed when the batch ends)."""
+        conn = getattr(self._local, "conn", None)
+        return self._engine.begin() if conn is None else contextlib.nullcontext(conn)
+
+    def _connect(self) -> contextlib.AbstractContextManager[Any]:
+        """A connection for reads; inside a batch its own, so reads see the batch's writes."""
+        conn = getattr(self._local, "conn", None)
+        return self._engine.connect() if conn is None else contextlib.nullcontext(conn)
 
     @staticmethod
     def _safe(url: str) -> str:
@@ -279,12 +341,21 @@ class SQLMemoryStore(MemoryStore):
             raise StoreError(f"{len(records)} records but {len(embeddings)} embeddings")
         rows = [_record_row(r, None if embeddings is None else embeddings[i]) for i, r in enumerate(records)]
         now = time.time()
+        cols = list(rows[0])
         try:
-            with self._engine.begin() as conn:
-                conn.execute(self._mem.insert(), [dict(r, status="active") for r in rows])
-                conn.execute(self._ver.insert(), [dict(r, written=now) for r in rows])
+            with self._begin() as conn:
+                self._insert(conn, self._mem, [*cols, "status"], [(*r.values(), "active") for r in rows])
+                self._insert(conn, self._ver, [*cols, "written"], [(*r.values(), now) for r in rows])
         except self._sa.exc.IntegrityError as exc:
             raise StoreError(f"memory record id already stored ({len(rows)} records rejected, none written)") from exc
+
+    @staticmethod
+    def _insert(conn: Any, table: Any, columns: list[str], rows: list[tuple[Any, ...]]) -> None:
+        """Bulk insert through the driver's executemany: SQLAlchemy's per-row parameter
+        processing cost more than the insert itself on the hot write path of agents."""
+        mark = "?" if conn.dialect.paramstyle == "qmark" else "%s"
+        sql = f"INSERT INTO {table.name} ({', '.join(columns)}) VALUES ({', '.join([mark] * len(columns))})"
+        conn.exec_driver_sql(sql, rows)
 
     def _head(self, conn: Any, record_id: str) -> Any:
         row = conn.execute(self._mem.select().where(self._mem.c.id == record_id)).first()
@@ -293,11 +364,11 @@ class SQLMemoryStore(MemoryStore):
         return row
 
     def get(self, record_id: str) -> MemoryRecord:
-        with self._engine.connect() as conn:
+        with self._connect() as conn:
             return _row_record(self._head(conn, record_id))
 
     def versions(self, record_id: str) -> list[MemoryRecord]:
-        with self._engine.connect() as conn:
+        with self._connect() as conn:
             rows = conn.execute(
                 self._ver.select().where(self._ver.c.id == record_id).order_by(self._ver.c.version)
             ).all()
@@ -306,14 +377,14 @@ class SQLMemoryStore(MemoryStore):
         return [_row_record(r) for r in rows]
 
     def status(self, record_id: str) -> Status:
-        with self._engine.connect() as conn:
+        with self._connect() as conn:
             return self._head(conn, record_id)._mapping["status"]
 
     def ids(self, status: Status | None = None) -> list[str]:
         q = self._sa.select(self._mem.c.id).order_by(self._mem.c.seq)
         if status is not None:
             q = q.where(self._mem.c.status == status)
-        with self._engine.connect() as conn:
+        with self._connect() as conn:
             return [r[0] for r in conn.execute(q)]
 
     def iter_records(self, status: Status | None = None, batch: int = 5000) -> Iterator[MemoryRecord]:
@@ -322,37 +393,49 @@ class SQLMemoryStore(MemoryStore):
             q = self._mem.select().where(self._mem.c.seq > last).order_by(self._mem.c.seq).limit(batch)
             if status is not None:
                 q = q.where(self._mem.c.status == status)
-            with self._engine.connect() as conn:
+            with self._connect() as conn:
                 rows = conn.execute(q).all()
             if not rows:
                 return
             last = rows[-1]._mapping["seq"]
             yield from (_row_record(r) for r in rows)
 
+    def records_with_embeddings(self, status: Status | None = None) -> tuple[list[MemoryRecord], np.ndarray]:
+        q = self._mem.select().where(self._mem.c.embedding.is_not(None)).order_by(self._mem.c.seq)
+        if status is not None:
+            q = q.where(self._mem.c.status == status)
+        with self._connect() as conn:
+            rows = conn.execute(q).all()
+        if not rows:
+            return [], np.zeros((0, 0), dtype=np.float32)
+        blobs = [r._mapping["embedding"] for r in rows]
+        if len({len(b) for b in blobs}) > 1:
+            raise StoreError("records with embeddings of different dimensions; read them with iter_records")
+        emb = np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(rows), -1).copy()
+        return [_row_record(r, embedding=False) for r in rows], emb
+
     def count(self, status: Status | None = None) -> int:
         q = self._sa.select(self._sa.func.count()).select_from(self._mem)
         if status is not None:
             q = q.where(self._mem.c.status == status)
-        with self._engine.connect() as conn:
+        with self._connect() as conn:
             return int(conn.execute(q).scalar_one())
 
     # --- propagation graph ----------------------------------------------------------------
     def record_reuses(self, edges: Iterable[tuple[str, str, DstKind, str]]) -> None:
         now = time.time()
-        rows = [
-            {"src": s, "dst": d, "dst_kind": k, "agent": a, "time": now, "weight": 1.0, "pruned": False}
-            for s, d, k, a in edges
-        ]
+        rows = [(s, d, k, a, now, 1.0, False) for s, d, k, a in edges]
         if rows:
-            with self._engine.begin() as conn:
-                conn.execute(self._edges.insert(), rows)
+            with self._begin() as conn:
+                self._insert(conn, self._edges, ["src", "dst", "dst_kind", "agent", "time", "weight", "pruned"], rows)
 
     def edges(self, include_pruned: bool = False) -> list[ReuseEdge]:
-        q = self._edges.select().order_by(self._edges.c.id)
+        c = self._edges.c  # selected in ReuseEdge's field order: rows unpack positionally
+        q = self._sa.select(c.id, c.src, c.dst, c.dst_kind, c.agent, c.time, c.weight, c.pruned).order_by(c.id)
         if not include_pruned:
-            q = q.where(self._edges.c.pruned.is_(False))
-        with self._engine.connect() as conn:
-            return [ReuseEdge(**r._mapping) for r in conn.execute(q)]
+            q = q.where(c.pruned.is_(False))
+        with self._connect() as conn:
+            return [ReuseEdge(*r) for r in conn.execute(q)]
 
     # --- repair actions, all audited -----------------------------------------------------
     def _log(self, conn: Any, action: str, target: str, before: dict, after: dict, actor: str, reason: str) -> int:
@@ -364,8 +447,58 @@ class SQLMemoryStore(MemoryStore):
         )
         return int(res.inserted_primary_key[0])
 
+    def _log_many(self, conn: Any, entries: list[tuple[str, str, dict, dict, str]], actor: str) -> list[int]:
+        """`_log` for many (action, target, before, after, reason) entries; seqs in entry order."""
+        if not entries:
+            return []
+        now = time.time()
+        rows = [{"time": now, "action": a, "target": t, "before": json.dumps(b), "after": json.dumps(af), "actor": actor,
+                 "reason": why, "rolled_back": False} for a, t, b, af, why in entries]
+        stmt = self._audit.insert().returning(self._audit.c.seq, sort_by_parameter_order=True)
+        return [int(seq) for seq in conn.execute(stmt, rows).scalars()]
+
+    def _current(self, conn: Any, column: Any, key: Any, wanted: Sequence[Any], what: str) -> dict[Any, Any]:
+        """`column` of the rows whose `key` is in `wanted` (in chunks: drivers cap parameters)."""
+        found: dict[Any, Any] = {}
+        unique = list(dict.fromkeys(wanted))
+        for s in range(0, len(unique), 500):
+            found.update(conn.execute(self._sa.select(key, column).where(key.in_(unique[s:s + 500]))).all())
+        missing = [w for w in unique if w not in found]
+        if missing:
+            raise StoreError(f"no {what} {missing[0]!r}")
+        return found
+
+    def quarantine_many(self, record_ids: Sequence[str], reasons: Sequence[str], actor: str = "repair") -> list[int]:
+        if len(record_ids) != len(reasons):
+            raise StoreError(f"{len(record_ids)} records but {len(reasons)} reasons")
+        if not record_ids:
+            return []
+        with self._begin() as conn:
+            status = self._current(conn, self._mem.c.status, self._mem.c.id, record_ids, "memory record")
+            entries = []
+            for rid, why in zip(record_ids, reasons):
+                entries.append(("quarantine", rid, {"status": status[rid]}, {"status": "quarantined"}, why))
+                status[rid] = "quarantined"
+            conn.execute(self._mem.update().where(self._mem.c.id == self._sa.bindparam("rid")).values(status="quarantined"),
+                         [{"rid": rid} for rid in dict.fromkeys(record_ids)])
+            return self._log_many(conn, entries, actor)
+
+    def prune_edges(self, edge_ids: Sequence[int], reason: str, actor: str = "repair") -> list[int]:
+        if not len(edge_ids):
+            return []
+        ids = [int(e) for e in edge_ids]
+        with self._begin() as conn:
+            pruned = self._current(conn, self._edges.c.pruned, self._edges.c.id, ids, "reuse edge")
+            entries = []
+            for e in ids:
+                entries.append(("prune", str(e), {"pruned": bool(pruned[e])}, {"pruned": True}, reason))
+                pruned[e] = True
+            conn.execute(self._edges.update().where(self._edges.c.id == self._sa.bindparam("eid")).values(pruned=True),
+                         [{"eid": e} for e in dict.fromkeys(ids)])
+            return self._log_many(conn, entries, actor)
+
     def _set_status(self, record_id: str, status: Status, action: str, reason: str, actor: str) -> int:
-        with self._engine.begin() as conn:
+        with self._begin() as conn:
             old = self._head(conn, record_id)._mapping["status"]
             conn.execute(self._mem.update().where(self._mem.c.id == record_id).values(status=status))
             return self._log(conn, action, record_id, {"status": old}, {"status": status}, actor, reason)
@@ -392,7 +525,7 @@ class SQLMemoryStore(MemoryStore):
         bad = set(changes) - REWRITABLE
         if bad:
             raise ConfigError(f"cannot rewrite {sorted(bad)}; rewritable fields: {sorted(REWRITABLE)}")
-        with self._engine.begin() as conn:
+        with self._begin() as conn:
             head = self._head(conn, record_id)
             old_version = head._mapping["version"]
             new_version = self._write_version(conn, head, changes)
@@ -407,19 +540,19 @@ class SQLMemoryStore(MemoryStore):
         return row._mapping
 
     def set_edge_weight(self, edge_id: int, weight: float, reason: str, actor: str = "repair") -> int:
-        with self._engine.begin() as conn:
+        with self._begin() as conn:
             old = self._edge(conn, edge_id)["weight"]
             conn.execute(self._edges.update().where(self._edges.c.id == edge_id).values(weight=float(weight)))
             return self._log(conn, "dilute", str(edge_id), {"weight": old}, {"weight": float(weight)}, actor, reason)
 
     def prune_edge(self, edge_id: int, reason: str, actor: str = "repair") -> int:
-        with self._engine.begin() as conn:
+        with self._begin() as conn:
             old = self._edge(conn, edge_id)["pruned"]
             conn.execute(self._edges.update().where(self._edges.c.id == edge_id).values(pruned=True))
             return self._log(conn, "prune", str(edge_id), {"pruned": bool(old)}, {"pruned": True}, actor, reason)
 
     def audit_log(self) -> list[AuditEntry]:
-        with self._engine.connect() as conn:
+        with self._connect() as conn:
             rows = conn.execute(self._audit.select().order_by(self._audit.c.seq)).all()
         out = []
         for r in rows:
@@ -429,7 +562,7 @@ class SQLMemoryStore(MemoryStore):
         return out
 
     def rollback(self, seq: int, actor: str = "operator") -> int:
-        with self._engine.begin() as conn:
+        with self._begin() as conn:
             row = conn.execute(self._audit.select().where(self._audit.c.seq == seq)).first()
             if row is None:
                 raise StoreError(f"no audit entry {seq}")

@@ -97,6 +97,51 @@ def test_online_defense_contains_poison_while_agents_act(tmp_path) -> None:
     assert after["affected_end"] <= after["derived"]
 
 
+# Digests of worlds built by the simulator before its speed-up (commit 0b25a1c): the faster
+# store, index and environment driver must write exactly the same memory for a seed.
+PINNED = {"I": ("a0e91a2e3f375a2e", 707, 68), "II": ("366028ccedda2d6b", 707, 126), "III": ("efea943cd897520c", 707, 66)}
+
+
+@pytest.mark.parametrize("kind", ["I", "II", "III"])
+def test_simulation_output_is_pinned(tmp_path, kind: str) -> None:
+    """Every record (fields, metadata, ground truth), every reuse edge and the decision counts
+    of a seeded build are those of the reference implementation."""
+    import hashlib
+
+    w = _world(tmp_path, kind, n=800, sid=1)
+    h = hashlib.sha256()
+    for r in w.memory.store.iter_records():
+        h.update(repr((r.id, r.version, r.state, r.context, r.action, r.tags, r.provenance.agent, r.provenance.time,
+                       r.provenance.channel, r.success, r.reward, r.confidence, w.truth[r.id])).encode())
+    for e in w.memory.store.edges(include_pruned=True):
+        h.update(f"{e.src}>{e.dst}:{e.dst_kind}:{e.agent}".encode())
+    assert (h.hexdigest()[:16], w.decisions, w.wrong) == PINNED[kind]
+
+
+def test_parallel_driver_steps_like_pettingzoo() -> None:
+    """`ParallelMPE` gives the observations, rewards and agent lists of PettingZoo's
+    `parallel_env` over two episodes (the first ends by truncation at 25 cycles)."""
+    from mpe2 import simple_spread_v3
+
+    from misguard.bench.memory._mpe import MAX_CYCLES, ParallelMPE
+
+    kw = {"N": 5, "local_ratio": 0.5, "max_cycles": MAX_CYCLES, "continuous_actions": False}
+    ref, lean = simple_spread_v3.parallel_env(**kw), ParallelMPE(**kw)
+    rng = np.random.default_rng(3)
+    for episode in range(2):
+        (o1, _), (o2, _) = ref.reset(seed=episode), lean.reset(seed=episode)
+        assert o1.keys() == o2.keys() and all(np.array_equal(o1[a], o2[a]) for a in o1)
+        steps = 0
+        while ref.agents:
+            actions = {a: int(rng.integers(5)) for a in ref.agents}
+            o1, r1, _, t1, _ = ref.step(actions)
+            o2, r2, _, t2, _ = lean.step(actions)
+            steps += 1
+            assert o1.keys() == o2.keys() and all(np.array_equal(o1[a], o2[a]) for a in o1)
+            assert dict(r1) == r2 and t1 == t2 and list(ref.agents) == list(lean.agents)
+        assert steps == MAX_CYCLES and not lean.agents
+
+
 @pytest.mark.parametrize("kind", ["I", "II", "III"])
 def test_no_single_metadata_field_separates_poison(worlds, kind: str) -> None:
     w = worlds[kind]

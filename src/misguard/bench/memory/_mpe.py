@@ -79,6 +79,44 @@ def _mpe() -> Any:
     return simple_spread_v3
 
 
+class ParallelMPE:
+    """A parallel view of one MPE AEC environment (`simple_spread_v3.raw_env`).
+
+    Steps and observes exactly as PettingZoo's `parallel_env` (`aec_to_parallel` over the
+    order-enforcing and out-of-bounds wrappers) does, without what only checks or
+    discards: the wrappers' validation, and the observation `last()` computes before every
+    agent's step. The benchmark's actions are always in the action space, and the rewards
+    of a cycle are those of its last agent's step (the others clear them), which is what
+    `aec_to_parallel`'s sum yields. A test checks both drivers produce the same episode.
+    """
+
+    def __init__(self, **kwargs: Any) -> None:
+        self.aec = _mpe().raw_env(**kwargs)
+
+    @property
+    def agents(self) -> list[str]:
+        return self.aec.agents
+
+    def reset(self, seed: int | None = None) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+        env = self.aec
+        env.reset(seed=seed)
+        obs = {a: env.observe(a) for a in env.agents if not (env.terminations[a] or env.truncations[a])}
+        return obs, dict(**env.infos)
+
+    def step(self, actions: dict[str, int]) -> tuple[dict[str, np.ndarray], dict[str, float], dict[str, bool], dict[str, bool], dict[str, Any]]:
+        env = self.aec
+        for agent in list(env.agents):
+            if agent != env.agent_selection:
+                raise AssertionError(f"expected agent {agent}, got {env.agent_selection}: agents must step in a cycle")
+            env.step(actions[agent])
+        rewards = {a: env.rewards[a] for a in env.agents}
+        terminations, truncations, infos = dict(**env.terminations), dict(**env.truncations), dict(**env.infos)
+        obs = {a: env.observe(a) for a in env.agents}
+        while env.agents and (env.terminations[env.agent_selection] or env.truncations[env.agent_selection]):
+            env.step(None)
+        return obs, rewards, terminations, truncations, infos
+
+
 def reference_action(bx: int, by: int) -> int:
     """The benign policy on a binned offset to the target: larger axis first, stay on target."""
     if bx == 0 and by == 0:
@@ -152,7 +190,7 @@ class World:
     k: int = K_RETRIEVE
 
     def __post_init__(self) -> None:
-        self._env = _mpe().parallel_env(N=self.sc.n_agents, local_ratio=0.5, max_cycles=MAX_CYCLES, continuous_actions=False)
+        self._env = ParallelMPE(N=self.sc.n_agents, local_ratio=0.5, max_cycles=MAX_CYCLES, continuous_actions=False)
         self._reset()
 
     def _reset(self) -> None:

@@ -119,7 +119,8 @@ def _graph(store: MemoryStore, ids: list[str]) -> tuple[np.ndarray, np.ndarray]:
     return (np.array([index[e.src] for e in edges], dtype=np.int64), np.array([index[e.dst] for e in edges], dtype=np.int64))
 
 
-def propagation(store: MemoryStore, truth: dict[str, Truth], scope: Callable[[Any], bool] | None = None) -> dict[str, Any]:
+def propagation(store: MemoryStore, truth: dict[str, Truth], scope: Callable[[Any], bool] | None = None,
+                records: list[Any] | None = None) -> dict[str, Any]:
     """Hops from the nearest injected record to every affected record (the paper's section 4.5).
 
     The propagation graph is the provenance graph as written: an edge m -> m' for every
@@ -132,8 +133,10 @@ def propagation(store: MemoryStore, truth: dict[str, Truth], scope: Callable[[An
     (before repair: every derived record). `derived_hop_*`: the same over every derived
     record, repaired or not (the propagation that happened). Distances are from the nearest injected record
     (never longer than from "the first injected node" of the paper's definition).
+    `records`: the store's records in scope, when the caller has just read them.
     """
-    records = [r for r in store.iter_records() if scope is None or scope(r)]
+    if records is None:
+        records = [r for r in store.iter_records() if scope is None or scope(r)]
     ids = [r.id for r in records]
     active = {*store.ids("active")}
     src, dst = _graph(store, ids)
@@ -202,9 +205,10 @@ def online_defense(guard: MemoryGuard, window: int, horizon: int, counts: dict[s
 def build_metrics(world: World) -> dict[str, Any]:
     """The build phase as it happened: greedy (non-exploring) agent decisions and how many were
     wrong, and the propagation of the poisoned influence as written."""
-    demos = {r.id for r in world.memory.store.iter_records() if r.provenance.channel == "demo"}
+    records = list(world.memory.store.iter_records())
+    demos = {r.id for r in records if r.provenance.channel == "demo"}
     greedy = [t for rid, t in world.truth.items() if t.label == 0 and not t.explore and rid not in demos]
-    prop = propagation(world.memory.store, world.truth)
+    prop = propagation(world.memory.store, world.truth, records=records)
     return {"decisions": len(greedy), "wrong": int(sum(t.action != t.reference for t in greedy)),
             "derived": prop["derived"], "hop_sum": prop["derived_hop_sum"], "hop_max": prop["derived_hop_max"],
             "affected_end": prop["affected"]}
@@ -241,16 +245,17 @@ def run_seed(params: BenchParams, seed: int, out_dir: Path, log: Callable[[str],
     timings["simulate_s"] = time.perf_counter() - t0
 
     # One column view over every scenario's memory (groups = scenarios), with labels.
-    records, labels, split, offsets = [], [], [], {}
+    records, labels, split, offsets, embs = [], [], [], {}, []
     for sc in scenarios:
         w = worlds[sc.sid]
-        recs = list(w.memory.store.iter_records())
-        derived = set(propagation(w.memory.store, w.truth)["derived_ids"])
+        recs, emb = w.memory.store.records_with_embeddings()  # every record the agents wrote is embedded
+        derived = set(propagation(w.memory.store, w.truth, records=recs)["derived_ids"])
         offsets[sc.sid] = (len(records), len(records) + len(recs))
         records += recs
+        embs.append(emb)
         labels += [2 if r.id in derived else w.truth[r.id].label for r in recs]
         split += [split_of[sc.sid]] * len(recs)
-    arr = RecordArrays.from_records(records)
+    arr = RecordArrays.from_records(records, emb=np.concatenate(embs))
     labels_a, split_a = np.array(labels, dtype=np.int8), np.array(split)
     train, val, test = (np.flatnonzero(split_a == k) for k in range(3))
     log(f"seed {seed}: {len(records)} records, {int((labels_a == 1).sum())} poisoned, {int((labels_a == 2).sum())} derived")
