@@ -151,6 +151,14 @@ async def test_probe_counts_a_risk_flag_as_deliberate(tmp_path):
     assert not calm["acted"] and not calm["flagged_deliberate"]
 
 
+def test_replace_spans_removes_a_sentence_and_its_blank_and_keeps_the_rest_verbatim():
+    text = "Keep  this   spacing here.  Drop this false sentence now. Last one\n    indented code stays."
+    spans = sentence_spans(text)
+    assert replace_spans(text, {spans[1]: ""}) == "Keep  this   spacing here.  Last one\n    indented code stays."
+    assert replace_spans(text, {spans[2]: ""}) == "Keep  this   spacing here.  Drop this false sentence now. Last one"
+    assert replace_spans(text, {spans[1]: "Correction: X."}) == text.replace("Drop this false sentence now.", "Correction: X.")
+
+
 def test_llm_free_mode_needs_a_risk_model():
     llm = backend()
     context = DefenseContext(Settings(), {"worker": llm}, get_embedder(EMBEDDER))

@@ -247,7 +247,9 @@ class ArgusDefense:
             return Interception.passed("channel not monitored")
         p = self.params
         details: dict[str, Any] = {"monitored": True}
-        risks = self._risks(split_sentences(message.text) or [message.text])
+        sentences = split_sentences(message.text) or [message.text]
+        scored = self._score(sentences)
+        risks = scored[1] if scored is not None else None
         if risks is not None:
             details["risk"] = round(float(risks.max(initial=0.0)), 4)
         if p.prescreen and self._screened_out(message.text, risks, details):
@@ -274,10 +276,11 @@ class ArgusDefense:
         if need_review and answer is not None and chat is not None:
             details["inferred_goal"], details["goal_added"] = await self._infer_goal(metered, chat, answer)
         elif risky and risks is not None:
-            goal = (split_sentences(message.text) or [message.text])[int(risks.argmax())]
+            goal = sentences[int(risks.argmax())]
             details.update(deliberate_by_risk=True, inferred_goal=goal, goal_source="risk", goal_added=self.goals.add(goal))
         if self.risk is not None and p.redact:
-            text, redacted = self.redact(text)
+            # an unrewritten message is redacted on the scores computed above
+            text, redacted = self.redact(text, scored if text is message.text else None)
             if redacted:
                 details["redacted"] = redacted
         usage = metered.usage
@@ -306,11 +309,12 @@ class ArgusDefense:
     def _act(self) -> float:
         return self.risk.act_threshold if self.risk is not None else float("inf")
 
-    def _risks(self, sentences: list[str]) -> np.ndarray | None:
-        """Risk of each sentence (None without a risk model)."""
+    def _score(self, sentences: list[str]) -> tuple[np.ndarray, np.ndarray] | None:
+        """Vectors and risks of `sentences` (None without a risk model)."""
         if self.risk is None:
             return None
-        return self.risk.probabilities(self.embedder.embed(sentences, "query"))
+        vectors = self.embedder.embed(sentences, "query")
+        return vectors, self.risk.probabilities(vectors)
 
     def _screened_out(self, text: str, risks: np.ndarray | None, details: dict[str, Any]) -> bool:
         """True when every available signal says the message is clean: its best cosine to
@@ -324,7 +328,7 @@ class ArgusDefense:
         calm = risks is None or (self.risk is not None and float(risks.max(initial=0.0)) < self.risk.screen_threshold)
         return far and calm
 
-    def redact(self, text: str) -> tuple[str, list[dict[str, Any]]]:
+    def redact(self, text: str, scored: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[str, list[dict[str, Any]]]:
         """Remove the sentences of `text` at or above the risk model's act threshold; each
         is replaced by the closest unused ground truth when the defense has them, else a
         note says how many were removed. Returns the text and what was done."""
@@ -334,8 +338,7 @@ class ArgusDefense:
         if not spans:
             return text, []
         sentences = [text[a:b] for a, b in spans]
-        vectors = self.embedder.embed(sentences, "query")
-        risks = self.risk.probabilities(vectors)
+        vectors, risks = scored if scored is not None else self._score(sentences)  # type: ignore[misc]
         drop = [i for i in range(len(spans)) if risks[i] >= self.risk.act_threshold]
         if not drop:
             return text, []

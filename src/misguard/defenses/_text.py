@@ -28,13 +28,12 @@ def sentence_spans(text: str, min_words: int = 3) -> list[tuple[int, int]]:
 
 
 def replace_spans(text: str, replacements: dict[tuple[int, int], str]) -> str:
-    """`text` with each (start, end) span replaced (an empty replacement removes the span
-    and the blank it leaves)."""
+    """`text` with each (start, end) span replaced; an empty replacement also takes the
+    whitespace after the span, so no blank is left. Text outside the spans is kept as is."""
     out, last = [], 0
     for (a, b), new in sorted(replacements.items()):
         out.append(text[last:a])
         out.append(new)
-        last = b
+        last = b if new else len(text) - len(text[b:].lstrip())
     out.append(text[last:])
-    joined = "".join(out)
-    return re.sub(r"[ \t]{2,}", " ", re.sub(r"\n{3,}", "\n\n", joined)).strip()
+    return "".join(out).strip()

@@ -53,6 +53,7 @@ def test_probe_counts_acting_and_resumes(tmp_path):
     assert summary["poisoned"]["acted"] == 100.0 and summary["poisoned"]["flagged"] == 100.0
     assert summary["clean"]["acted"] == 0.0 and summary["clean"]["flagged"] == 0.0
     assert summary["poisoned"]["contradiction"] == 100.0 and summary["clean"]["contradiction"] == 0.0
+    assert summary["poisoned"]["calls"] >= 1.0 and summary["clean"]["calls"] >= 1.0  # no pre-screen: every message
     assert summary["clean"]["mt_proxy_in"] == summary["clean"]["mt_proxy_out"]  # passed unchanged
     assert summary["poisoned"]["mt_proxy_in"] > summary["clean"]["mt_proxy_in"]
     prompts = [c[1].content for c in llm.calls if "MESSAGE:" in c[1].content]

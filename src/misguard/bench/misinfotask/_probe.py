@@ -140,14 +140,14 @@ def run_defense_probe(
     (output / "summary.json").write_text(json.dumps(summary, indent=2))
     table = Table(title=f"{defense} {params or ''} (rectifier {rectifier.spec}): acts on a message when")
     for col in ("message", "n", "acted % [95% CI]", "contradiction found %", "flagged deliberate %", "unusable answers %",
-                "MT proxy in -> out", "tokens / message"):
+                "MT proxy in -> out", "LLM calls / message", "tokens / message"):
         table.add_column(col, justify="right")
     for kind in ("poisoned", "clean"):
         s = summary[kind]
         if s["n"]:
             table.add_row(kind, str(s["n"]), f"{s['acted']:.0f} [{s['acted_lo']:.0f}, {s['acted_hi']:.0f}]", _fmt(s["contradiction"], 0),
                           f"{s['flagged']:.0f}", f"{s['unusable']:.0f}", f"{_fmt(s['mt_proxy_in'])} -> {_fmt(s['mt_proxy_out'])}",
-                          f"{s['tokens']:.0f}")
+                          f"{s['calls']:.2f}", f"{s['tokens']:.0f}")
     console.print(table)
     console.print(f"written: {output}/runlog.jsonl, summary.json")
     return summary
@@ -180,6 +180,7 @@ def summarize_probe(rows: Sequence[Mapping[str, Any]], *, seed: int = 0) -> dict
             "flagged": 100.0 * sum(r["flagged_deliberate"] for r in mine) / n if n else None,
             "unusable": 100.0 * sum(r["unusable"] for r in mine) / n if n else None,
             "tokens": sum(r["tokens"] for r in mine) / n if n else None,
+            "calls": sum(r.get("calls", 0) for r in mine) / n if n else None,  # a pre-screen lowers it
             "contradiction": _mean([_contradiction(r) for r in mine]),
             "mt_proxy_in": _mean([r.get("mt_proxy_in") for r in mine]),
             "mt_proxy_out": _mean([r.get("mt_proxy_out") for r in mine]),
