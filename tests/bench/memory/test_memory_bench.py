@@ -97,33 +97,36 @@ def test_online_defense_contains_poison_while_agents_act(tmp_path) -> None:
     assert after["affected_end"] <= after["derived"]
 
 
-# Digests of seeded worlds: the store, index and environment driver must keep writing the
-# same memory for a seed. On 2026-11-24 this code gave the full-precision digests of the
-# reference implementation (commit 0b25a1c). On another CPU (2026-11-25) the full-precision
-# digests changed with the same decisions and errors: float bits differ between machines. So
-# floats are hashed to 6 decimals, and the digests were pinned again from this code there.
-PINNED = {"I": ("53efc5c69ea1ce24", 707, 68), "II": ("09d124f344e55d0a", 707, 126), "III": ("b6ffc23ddd53b94f", 707, 66)}
+# Counts of seeded worlds built by the reference implementation (commit 0b25a1c, before the
+# simulator's speed-up): records written, greedy decisions, wrong decisions. A full digest of
+# every record and edge was pinned here until 2026-11-25, when it failed on another CPU with
+# these counts unchanged: retrieval ranks float32 cosines, other SIMD kernels break near-ties
+# differently (seen by rerunning with NPY_DISABLE_CPU_FEATURES="X86_V4 AVX512_ICL"), and the
+# citations, vote shares and a few contexts change. The digest is now checked within one
+# machine (two builds of the same seed must be identical); the counts across machines.
+PINNED = {"I": (797, 707, 68), "II": (777, 707, 126), "III": (797, 707, 66)}
 
 
-def _rounded(x: object) -> object:
-    return round(x, 6) if isinstance(x, float) else x
+def _digest(w) -> str:
+    import hashlib
+
+    h = hashlib.sha256()
+    for r in w.memory.store.iter_records():
+        h.update(repr((r.id, r.version, r.state, r.context, r.action, r.tags, r.provenance.agent, r.provenance.time,
+                       r.provenance.channel, r.success, r.reward, r.confidence, w.truth[r.id])).encode())
+    for e in w.memory.store.edges(include_pruned=True):
+        h.update(f"{e.src}>{e.dst}:{e.dst_kind}:{e.agent}".encode())
+    return h.hexdigest()
 
 
 @pytest.mark.parametrize("kind", ["I", "II", "III"])
 def test_simulation_output_is_pinned(tmp_path, kind: str) -> None:
-    """Every record (fields, metadata, ground truth), every reuse edge and the decision counts
-    of a seeded build are those of the reference implementation."""
-    import hashlib
-
+    """A seeded build writes the same records, metadata, ground truth and reuse edges every
+    time, and the record and decision counts of the reference implementation."""
     w = _world(tmp_path, kind, n=800, sid=1)
-    h = hashlib.sha256()
-    for r in w.memory.store.iter_records():
-        h.update(repr((r.id, r.version, r.state, r.context, r.action, r.tags, r.provenance.agent, _rounded(r.provenance.time),
-                       r.provenance.channel, _rounded(r.success), _rounded(r.reward), _rounded(r.confidence),
-                       w.truth[r.id])).encode())
-    for e in w.memory.store.edges(include_pruned=True):
-        h.update(f"{e.src}>{e.dst}:{e.dst_kind}:{e.agent}".encode())
-    assert (h.hexdigest()[:16], w.decisions, w.wrong) == PINNED[kind]
+    again = _world(tmp_path, kind, n=800, sid=1, name="again-")
+    assert _digest(w) == _digest(again)
+    assert (len(list(w.memory.store.iter_records())), w.decisions, w.wrong) == PINNED[kind]
 
 
 def test_parallel_driver_steps_like_pettingzoo() -> None:
