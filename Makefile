@@ -54,6 +54,7 @@ bench: install-test install-demo
 	$(BIN)/misguard bench backends --output runs/bench-backends
 	$(BIN)/misguard bench mas-overhead --sizes 5,50,200,500 --rounds 3 --repeats 3 --output runs/bench-mas-overhead
 	$(BIN)/misguard bench memory --ratio 0.05 --type II --seeds 5 --output runs/bench-memory
+	$(BIN)/misguard --llm local/qwen2.5-0.5b bench memory-nl --type II --seeds 2 --output runs/bench-memory-nl
 	@if [ -d "$(SHARED_DATA)/claims" ]; then \
 	  $(BIN)/misguard bench claims --data $(SHARED_DATA) --output runs/bench-claims --paper 300; \
 	else echo "bench claims skipped: no shared data at $(SHARED_DATA)"; fi

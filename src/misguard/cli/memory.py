@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Optional
 
 import typer
 
@@ -90,3 +90,41 @@ def memory(
         f" ({last['timings'].get('score_records_per_cpu_s', float('nan')):,.0f} per CPU-second); "
         f"{last['timings']['total_s']:.0f} s per seed; summary: {output / 'summary.json'}"
     )
+
+
+@bench_app.command("memory-nl")
+@friendly_errors
+def memory_nl(
+    ctx: typer.Context,
+    type: Annotated[str, typer.Option("--type", help="Poisoning type: I (instruction injection), II (camouflaged note), III (agreeing notes by two agents).")] = "II",
+    seeds: Annotated[int, typer.Option(help="Number of seeds (--first-seed .. --first-seed + N - 1).", min=1)] = 2,
+    first_seed: Annotated[int, typer.Option(help="First seed.", min=0)] = 0,
+    facts: Annotated[int, typer.Option(help="Facts of the knowledge base the team is asked about (of 24 shipped).", min=2)] = 24,
+    poisoned_facts: Annotated[int, typer.Option(help="Facts the attacker writes a poisoned note for.", min=1)] = 6,
+    agents: Annotated[int, typer.Option(help="Agents in the team.", min=2)] = 4,
+    observations: Annotated[int, typer.Option(help="Honest notes per fact, written by agents who looked it up.", min=1)] = 2,
+    rounds: Annotated[int, typer.Option(help="Reuse rounds under attack (each: one question per fact, answered from memory).", min=1)] = 3,
+    after_rounds: Annotated[int, typer.Option(help="Reuse rounds after repair, on the repaired and on an unrepaired copy.", min=1)] = 2,
+    k: Annotated[int, typer.Option(help="Notes retrieved per question.", min=1)] = 4,
+    threshold: Annotated[Optional[float], typer.Option(help="Guard threshold on 1 - credibility (default: best F1 on --tune-seeds tuning seeds, never the reported ones).")] = None,
+    tune_seeds: Annotated[int, typer.Option(help="Tuning seeds (1000, 1001, ...) the threshold is chosen on.", min=1)] = 1,
+    attacker_llm: Annotated[str, typer.Option(help="Model spec of the attacker that writes the poison (default: the agents' --llm).")] = "",
+    output: Annotated[Path, typer.Option(help="Directory for the run log, summary.json and stores.")] = Path("runs/bench-memory-nl"),
+) -> None:
+    """Natural-language shared memory: LLM agents write and reuse notes, an LLM writes the poison;
+    the memory guard (credibility, no LLM) detects and repairs. The agents' model is `--llm`
+    (`misguard --llm local/qwen2.5-0.5b bench memory-nl`), any OpenAI-compatible URL included."""
+    from ..bench.memory._nl import NLParams, render_nl, run_nl_bench
+    from ..embed import get_embedder
+    from ..llm import get_llm
+
+    settings = settings_from(ctx)
+    params = NLParams(kind=type.upper(), facts=facts, poisoned_facts=poisoned_facts, agents=agents, observations=observations,
+                      rounds=rounds, after_rounds=after_rounds, k=k, threshold=threshold, tune_seeds=tune_seeds)
+    llm = get_llm(None, settings.llm)
+    attacker = get_llm(attacker_llm, settings.llm) if attacker_llm else None
+    summary = run_nl_bench(settings, params, list(range(first_seed, first_seed + seeds)), output, llm=llm, attacker=attacker,
+                           embedder=get_embedder(None, settings.embed), log=lambda msg: console.print(f"[dim]{msg}[/]"))
+    console.print(render_nl(summary))
+    console.print(f"summary: {output / 'summary.json'}")
+

@@ -154,7 +154,8 @@ class GridDetector:
         if self.name == "ocsvm":
             return sk.svm.OneClassSVM(kernel="rbf", nu=params["nu"], gamma=params["gamma_scale"] / d)
         if self.name == "lof":
-            return sklearn.neighbors.LocalOutlierFactor(novelty=True, **params)
+            # Small stores (the natural-language scenario) have fewer records than the grid's k.
+            return sklearn.neighbors.LocalOutlierFactor(novelty=True, **{**params, "n_neighbors": min(params["n_neighbors"], n - 1)})
         if self.name == "metadata_lr":
             return sklearn.linear_model.LogisticRegression(class_weight="balanced", max_iter=500, **params)
         raise ValueError(self.name)
