@@ -98,10 +98,11 @@ def test_reconstructed_notes_say_the_new_answer(tmp_path) -> None:
     notes = [MemoryRecord(state=fact.question, context=f"It is {fact.false_answer}.", action=fact.false_answer,
                           provenance=Provenance(agent=f"agent-{i}", time=float(i))) for i in range(2)]
     memory.write(notes)
-    memory.store.rewrite(notes[0].id, {"action": fact.answer}, "semantic reconstruction", "memory-guard")
-    memory.store.rewrite(notes[1].id, {"action": fact.answer}, "an operator's edit", "operator")
+    seqs = [memory.store.rewrite(notes[0].id, {"action": fact.answer}, "semantic reconstruction", "memory-guard"),
+            memory.store.rewrite(notes[1].id, {"action": fact.answer}, "an operator's edit", "operator")]
     memory.refresh()
-    assert restate_reconstructed(memory) == 1
+    assert restate_reconstructed(memory, seqs) == 1
+    assert restate_reconstructed(memory, []) == 0  # another pass's entries are not restated again
     fixed, other = memory.store.get(notes[0].id), memory.store.get(notes[1].id)
     assert read_answer(fixed.context, fact) == fact.answer and fixed.version == 3
     assert other.context == f"It is {fact.false_answer}."
