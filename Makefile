@@ -9,8 +9,13 @@ UV_VERSION := 0.13.8
 # /opt/wheels holds the CPU torch wheel on these machines: keep it on the find-links.
 FIND_LINKS := $(sort $(PIP_FIND_LINKS) $(wildcard /opt/wheels))
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
-INSTALL := $(BIN)/uv pip install --quiet --python $(BIN)/python --constraint constraints.txt \
+# Bytecode is compiled at install, as pip does (uv does not by default): without it, every
+# CLI start compiles ~600 modules when .pyc files cannot be written (PYTHONDONTWRITEBYTECODE,
+# read-only installs), 0.8 s of a 1.3 s `misguard check` of one text (docs/BENCHMARKS.md).
+INSTALL := $(BIN)/uv pip install --quiet --compile-bytecode --python $(BIN)/python --constraint constraints.txt \
 	$(addprefix --find-links ,$(FIND_LINKS))
+# The editable package's own sources are outside site-packages: compile them too.
+COMPILE_SRC := $(BIN)/python -m compileall -q src >/dev/null
 
 # The demo runs the 1.5B pack; the tests need only the 0.5B one (1.1 GB less to download in CI).
 DEMO_EXTRAS := local,qwen-1-5b,openai,claims,mas,memory,memory-env,service
@@ -31,10 +36,12 @@ $(BIN)/uv: | $(BIN)/python
 
 $(VENV)/.demo-installed: pyproject.toml constraints.txt | $(BIN)/uv
 	$(INSTALL) -e '.[$(DEMO_EXTRAS)]'
+	$(COMPILE_SRC)
 	@touch $@
 
 $(VENV)/.test-installed: pyproject.toml constraints.txt | $(BIN)/uv
 	$(INSTALL) -e '.[$(TEST_EXTRAS)]'
+	$(COMPILE_SRC)
 	@touch $@
 
 install-demo: $(VENV)/.demo-installed

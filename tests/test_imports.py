@@ -59,3 +59,12 @@ def test_every_exported_name_exists():
         module = importlib.import_module(name)
         for exported in getattr(module, "__all__", []):
             assert hasattr(module, exported), f"{name}.{exported} is in __all__ but missing"
+
+
+def test_cli_start_leaves_graph_and_model_libraries_unloaded():
+    """Every `misguard` command imports the whole command tree; modules that only graph or
+    model work needs stay unloaded until used (networkx alone added ~0.1-0.4 s to each start)."""
+    code = "import sys, misguard.cli.main; print(sorted({m.split('.')[0] for m in sys.modules} & {'networkx', 'sklearn', 'torch', 'scipy'}))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"

@@ -16,9 +16,8 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import networkx as nx
 import numpy as np
 
 from ..config import GSafeguardSettings
@@ -26,6 +25,9 @@ from ..embed import Embedder
 from ..errors import ConfigError, DataError, MissingExtraError
 from ..mas import DefenseContext, EventLog, Interception, SystemView, read_events
 from ..types import EdgeMessage
+
+if TYPE_CHECKING:
+    import networkx as nx  # imported where used: it adds ~0.1-0.4 s to every CLI start
 
 FORMAT = "misguard.gsafeguard"
 FORMAT_VERSION = 1

@@ -28,10 +28,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import networkx as nx
 import numpy as np
+
+if TYPE_CHECKING:
+    import networkx as nx  # imported where used: it adds ~0.1-0.4 s to every CLI start
 
 Edge = tuple[str, str]
 
@@ -89,6 +91,8 @@ def edge_betweenness(graph: nx.DiGraph) -> dict[Edge, float]:
     try:
         import igraph
     except ImportError:
+        import networkx as nx
+
         return {(str(a), str(b)): float(v) for (a, b), v in nx.edge_betweenness_centrality(graph, normalized=True).items()}
     nodes = list(graph.nodes())
     index = {node: i for i, node in enumerate(nodes)}

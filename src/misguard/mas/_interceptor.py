@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-import networkx as nx
 from pydantic import BaseModel, ValidationError
 
 from ..config import Settings
@@ -27,6 +26,7 @@ from ..registry import Registry
 from ..types import EdgeMessage, Usage
 
 if TYPE_CHECKING:
+    import networkx as nx
     from ..embed import Embedder
     from ..llm import LLM
     from ._events import Event, EventLog

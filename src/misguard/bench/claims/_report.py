@@ -239,7 +239,9 @@ def render_tables(log_path: Path, output: Path, console: Console) -> dict:
                       ["misguard check --input, process start included (texts/s)", f"{c['cli_checks_per_s']:.1f}" + _runs(c, "cli_runs")],
                       ["ratio of medians", f"{c['ratio']:.2f}"],
                       [f"misguard claims add, {c['ingest_claims']} fresh claims, process start included (claims/s)",
-                       f"{c['cli_ingest_claims_per_s']:.1f}"]]))
+                       f"{c['cli_ingest_claims_per_s']:.1f}"],
+                      *([["misguard check of one text: process start, imports, store and model load (s)",
+                          f"{c['one_text_s']:.2f}" + _runs(c, "one_text_runs")]] if "one_text_s" in c else [])]))
 
     band = _latest(events, "band")
     if band:
