@@ -208,6 +208,34 @@ def misinfotask_report(
     console.print(f"written: {output}/table1.md, comparison.json, mt_curves.png")
 
 
+@bench_app.command("misinfotask-rejudge")
+@friendly_errors
+def misinfotask_rejudge(
+    ctx: typer.Context,
+    run: Annotated[Path, typer.Argument(help="Output directory of a `bench misinfotask` sweep.")],
+    output: Annotated[Path, typer.Option(help="New sweep directory for the re-judged runs (rerun to resume).")],
+    data: Annotated[Optional[str], typer.Option(help="MisinfoTask.json path (default: the sweep's own --data).")] = None,
+    judge_rounds: Annotated[bool, typer.Option(help="Also re-score each round's messages (one call per round).")] = True,
+) -> None:
+    """Judge a finished sweep again with the `--llm` model (e.g. a larger pack or an
+    OpenAI-compatible URL) without rerunning the agents; `misinfotask-report` reads the result."""
+    from ..bench.misinfotask import load_tasks, rejudge_sweep, write_reports
+    from ..llm import get_llm
+    from ..runlog import read_runlog
+
+    if not (run / "runlog.jsonl").is_file():
+        raise ConfigError(f"{run} has no runlog.jsonl; pass a directory written by `bench misinfotask`")
+    settings = settings_from(ctx)
+    header, _ = read_runlog(run / "runlog.jsonl")
+    path = Path(data or header.params.get("identity", {}).get("data", ""))
+    if not path.is_file():
+        raise ConfigError(f"MisInfoTask file {path} not found; pass --data PATH")
+    log = rejudge_sweep(settings, run, output, load_tasks(path), get_llm(None, settings.llm), judge_rounds=judge_rounds)
+    log.close()
+    summary = write_reports(output, seed=settings.seed)
+    console.print(f"re-judged {summary['runs']} runs with llm:{settings.llm.model}: {output}/results.md")
+
+
 @bench_app.command("localization")
 @friendly_errors
 def localization(

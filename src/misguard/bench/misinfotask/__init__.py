@@ -21,6 +21,7 @@ from ._report import (
     write_comparison,
     write_reports,
 )
+from ._rejudge import rejudge_sweep
 from ._stats import bootstrap_ci, paired_reduction_ci
 from ._sweep import (
     Components,
@@ -30,10 +31,13 @@ from ._sweep import (
     localization_by_round,
     run_key,
     run_one,
+    llm_verdicts,
     run_sweep,
 )
 
 __all__ = [
+    "llm_verdicts",
+    "rejudge_sweep",
     "Components",
     "JudgeScore",
     "LLMJudge",

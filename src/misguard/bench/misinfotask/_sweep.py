@@ -177,6 +177,21 @@ def _round_text(messages: list[dict[str, Any]], limit: int = 3000) -> str:
     return "\n".join(lines)[:limit]
 
 
+async def llm_verdicts(
+    judge: LLMJudge, task: MisinfoTask, answer: str, log: EventLog, rounds: int, judge_rounds: bool
+) -> dict[str, Any]:
+    """The LLM judge's fields of a run record: MT and task success of the final answer and,
+    when `judge_rounds`, the influence of each round's delivered messages (by round)."""
+    mt = await judge.misinformation_toxicity(task.user_input, task.misinfo_goal, answer)
+    ts = await judge.task_success(task.user_input, task.reference_solution, answer)
+    influence: dict[int, dict[str, Any]] = {}
+    for r in range(1, rounds + 1):
+        messages = log.messages(r)
+        if judge_rounds and messages:
+            influence[r] = (await judge.round_influence(task.misinfo_goal, r, _round_text(messages))).as_dict()
+    return {"llm_mt": mt.as_dict(), "llm_ts": ts.as_dict(), "llm_influence": influence}
+
+
 async def run_one(
     task: MisinfoTask,
     seed: int,
@@ -205,11 +220,9 @@ async def run_one(
     result.log.dump(events_path)
 
     metered = MeteredLLM(components.judge_llm)
-    judge = LLMJudge(metered)
     proxy = ProxyJudge(components.embedder)
     answer = result.answer
-    mt = await judge.misinformation_toxicity(task.user_input, task.misinfo_goal, answer)
-    ts = await judge.task_success(task.user_input, task.reference_solution, answer)
+    verdicts = await llm_verdicts(LLMJudge(metered), task, answer, result.log, config.rounds, config.judge_rounds)
     rounds = []
     for r in range(1, config.rounds + 1):
         messages = result.log.messages(r)
@@ -219,10 +232,8 @@ async def run_one(
             "messages": len(messages),
             "proxy_mt": proxy.mt_proxy(text, task.misinfo_goal, task.misinfo_argument, task.ground_truth),
         }
-        if config.judge_rounds and messages:
-            entry["llm_influence"] = (
-                await judge.round_influence(task.misinfo_goal, r, _round_text(messages))
-            ).as_dict()
+        if r in verdicts["llm_influence"]:
+            entry["llm_influence"] = verdicts["llm_influence"][r]
         rounds.append(entry)
     by_agent = result.log.usage_by("agent")
     by_round: dict[int, Usage] = {}
@@ -235,8 +246,8 @@ async def run_one(
         "answer": answer,
         "attack": attack_report,
         "graph_edges": [list(e) for e in result.graph.edges()],
-        "llm_mt": mt.as_dict(),
-        "llm_ts": ts.as_dict(),
+        "llm_mt": verdicts["llm_mt"],
+        "llm_ts": verdicts["llm_ts"],
         "proxy_mt": proxy.mt_proxy(answer, task.misinfo_goal, task.misinfo_argument, task.ground_truth),
         "proxy_ref": proxy.reference_agreement(answer, task.reference_solution, task.misinfo_goal),
         "rounds": rounds,
