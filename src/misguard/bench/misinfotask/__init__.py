@@ -30,14 +30,12 @@ from ._sweep import (
     defense_usage_by_round,
     localization_by_round,
     run_key,
-    run_one,
     llm_verdicts,
+    run_one,
     run_sweep,
 )
 
 __all__ = [
-    "llm_verdicts",
-    "rejudge_sweep",
     "Components",
     "JudgeScore",
     "LLMJudge",
@@ -50,6 +48,7 @@ __all__ = [
     "defense_label",
     "default_dataset_path",
     "defense_usage_by_round",
+    "llm_verdicts",
     "localization_by_round",
     "load_tasks",
     "parse_seeds",
@@ -57,6 +56,7 @@ __all__ = [
     "parse_task_selection",
     "plot_defense_curves",
     "plot_mt_curve",
+    "rejudge_sweep",
     "results_markdown",
     "results_table",
     "run_key",

@@ -185,9 +185,9 @@ async def llm_verdicts(
     mt = await judge.misinformation_toxicity(task.user_input, task.misinfo_goal, answer)
     ts = await judge.task_success(task.user_input, task.reference_solution, answer)
     influence: dict[int, dict[str, Any]] = {}
-    for r in range(1, rounds + 1):
+    for r in range(1, rounds + 1 if judge_rounds else 1):
         messages = log.messages(r)
-        if judge_rounds and messages:
+        if messages:
             influence[r] = (await judge.round_influence(task.misinfo_goal, r, _round_text(messages))).as_dict()
     return {"llm_mt": mt.as_dict(), "llm_ts": ts.as_dict(), "llm_influence": influence}
 
