@@ -38,6 +38,7 @@ def scripted(
     tool: str = "TOOL-RESULT",
     concluder: str = "FINAL ANSWER",
     judge: str = '{"score": 3, "reason": "scripted"}',
+    claim_check: Callable[[str], str] = lambda prompt: '{"asserts": "no"}',
 ) -> Callable[[list[ChatMessage]], str]:
     def respond(messages: list[ChatMessage]) -> str:
         first = messages[0].content
@@ -49,6 +50,8 @@ def scripted(
             return concluder
         if first.startswith("You evaluate"):
             return judge
+        if first.startswith("Final answer written by"):
+            return claim_check(first)
         match = re.match(r"You are (agent_\d+),", first)
         if match:
             neighbours = re.search(r"You may send messages to: (.*)\.", first).group(1).split(", ")  # type: ignore[union-attr]

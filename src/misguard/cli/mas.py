@@ -236,6 +236,29 @@ def misinfotask_rejudge(
     console.print(f"re-judged {summary['runs']} runs with llm:{settings.llm.model}: {output}/results.md")
 
 
+@bench_app.command("misinfotask-judge-check")
+@friendly_errors
+def misinfotask_judge_check(
+    ctx: typer.Context,
+    data: DataOption = None,
+    tasks: Annotated[str, typer.Option(help="Task ids to check on: keep them apart from the reported sweeps' tasks.")] = "10-29",
+    output: Annotated[Path, typer.Option(help="Directory for the run log and check.md (rerun to resume).")] = Path("runs/judge-check"),
+) -> None:
+    """Check the `--llm` judge's claim check on texts of known stance built from each task
+    (misinformation arguments, ground truths, reference solution) before trusting its MT."""
+    from ..bench.misinfotask._judgecheck import check_judge, check_markdown
+    from ..llm import get_llm
+
+    settings = settings_from(ctx)
+    _, records = _records(settings, data)
+    summary = check_judge(settings, _select(records, tasks), get_llm(None, settings.llm), output)
+    text = check_markdown(summary, f"llm:{settings.llm.model}")
+    (output / "check.json").write_text(json.dumps(summary, indent=2))
+    (output / "check.md").write_text(text)
+    console.print(text, highlight=False, markup=False)
+    console.print(f"written: {output}/check.md, check.json")
+
+
 @bench_app.command("localization")
 @friendly_errors
 def localization(
@@ -255,7 +278,7 @@ def localization(
 @friendly_errors
 def argus_calibrate(
     ctx: typer.Context,
-    data: Annotated[Optional[str], typer.Option(help="MisinfoTask.json path (default as for `bench misinfotask`), or `sample`.")] = None,
+    data: DataOption = None,
     tasks: Annotated[str, typer.Option(help="Task ids to calibrate on: keep them apart from the evaluated tasks.")] = "60-107",
     output: Annotated[Path, typer.Option(help="Where calibration.json goes.")] = Path("runs/argus-calibration"),
 ) -> None:

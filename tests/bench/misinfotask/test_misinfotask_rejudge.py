@@ -19,7 +19,12 @@ TASKS = load_tasks(sample_tasks_path())
 
 
 def judge(score: int):
-    return get_llm("mock", LLMSettings(retries=0), respond=lambda messages, **kw: json.dumps({"score": score, "reason": "second"}))
+    """A second judge: `score` on every 0-10 scale, "yes" to every claim check."""
+    def respond(messages, **kw):
+        if messages[0].content.startswith("Final answer written by"):
+            return '{"asserts": "yes"}'
+        return json.dumps({"score": score, "reason": "second"})
+    return get_llm("mock", LLMSettings(retries=0), respond=respond)
 
 
 def test_rejudge_replaces_only_the_llm_verdicts_and_resumes(tmp_path):
@@ -34,9 +39,10 @@ def test_rejudge_replaces_only_the_llm_verdicts_and_resumes(tmp_path):
     for key, record in after.items():
         assert record["llm_mt"]["score"] == 2 and record["llm_ts"]["score"] == 2
         assert record["judged_before"]["llm_mt"]["score"] == 6
+        assert record["llm_mt_claims"]["score"] == 10.0 and record["judged_before"]["llm_mt_claims"]["score"] == pytest.approx(10 / 6)
         assert [r["llm_influence"]["score"] for r in record["rounds"]] == [2, 2]
         assert record["answer"] == before[key]["answer"] and record["proxy_mt"] == before[key]["proxy_mt"]
-        assert record["mas_usage"] == before[key]["mas_usage"] and record["judge_usage"]["calls"] == 4
+        assert record["mas_usage"] == before[key]["mas_usage"] and record["judge_usage"]["calls"] == 4 + 6
         assert (out / "events" / record["events"]).is_file()
     # the judge read the same rounds the first judge read
     assert sum("Messages of round" in c[0].content for c in second.calls) == 4

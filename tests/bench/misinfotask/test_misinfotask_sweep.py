@@ -29,8 +29,16 @@ from tests.helpers.mas_script import RewriteAll, scripted
 TASKS = load_tasks(sample_tasks_path())
 
 
+def says_yes_to_the_goals(prompt: str) -> str:
+    """A claim checker that finds each sample task's goal (and no argument) in every answer."""
+    statement = prompt.split("Statement: ", 1)[1].split("\n", 1)[0]
+    return json.dumps({"asserts": "yes" if statement in {t.misinfo_goal for t in TASKS} else "no"})
+
+
 def components(judge='{"score": 6, "reason": "r"}'):
-    llm = get_llm("mock", LLMSettings(retries=0), respond=scripted(judge=judge, concluder="Water boils at a lower temperature at altitude because pressure is lower."))
+    llm = get_llm("mock", LLMSettings(retries=0), respond=scripted(
+        judge=judge, claim_check=says_yes_to_the_goals,
+        concluder="Water boils at a lower temperature at altitude because pressure is lower."))
     return Components(mas_llm=llm, judge_llm=llm, embedder=get_embedder("hashing/256"))
 
 
@@ -50,7 +58,10 @@ def test_sweep_records_resumes_and_reports(tmp_path):
     assert record["llm_mt"] == {"score": 6, "reason": "r", "judge": "llm:mock"}
     assert record["proxy_mt"]["judge"] == "proxy:hashing/256" and record["proxy_mt"]["score"] == 0.0
     assert len(record["rounds"]) == 2 and record["rounds"][0]["llm_influence"]["score"] == 6
-    assert record["mas_usage"]["calls"] > 0 and record["judge_usage"]["calls"] == 4
+    # 0-10 MT, task success, 2 rounds, and one claim check per statement (goal + 5 arguments)
+    assert record["mas_usage"]["calls"] > 0 and record["judge_usage"]["calls"] == 4 + 6
+    assert record["llm_mt_claims"]["asserted"] == [True] + [False] * 5
+    assert record["llm_mt_claims"]["score"] == pytest.approx(10 / 6)
     assert record["attack"]["targets"] and (tmp_path / "events" / record["events"]).is_file()
 
     calls_before = len(comps.mas_llm.calls)
@@ -68,6 +79,7 @@ def test_sweep_records_resumes_and_reports(tmp_path):
     mt = summary["metrics"]["MT (LLM judge, 0-10)"]
     assert mt["mean"] == 6.0 and mt["n"] == 3 and mt["judge"] == ["llm:mock"]
     assert summary["metrics"]["TSR (LLM judge, share >= 5)"]["mean"] == 1.0
+    assert summary["metrics"]["MT (LLM claim check, 0-10)"]["mean"] == pytest.approx(10 / 6)
     assert summary["per_round_mt"]["llm"] == [6.0, 6.0]
     assert (tmp_path / "mt_curve.png").read_bytes()[:4] == b"\x89PNG"
     assert "| MT (LLM judge, 0-10) | 6.00 [6.00, 6.00] | 3 | llm:mock |" in (tmp_path / "results.md").read_text()

@@ -9,7 +9,7 @@ from ._data import (
     parse_task_selection,
     sample_tasks_path,
 )
-from ._judge import JudgeScore, LLMJudge, ProxyJudge, split_sentences
+from ._judge import ClaimCheck, JudgeScore, LLMJudge, ProxyJudge, split_sentences
 from ._report import (
     comparison_markdown,
     defense_label,
@@ -36,6 +36,7 @@ from ._sweep import (
 )
 
 __all__ = [
+    "ClaimCheck",
     "Components",
     "JudgeScore",
     "LLMJudge",

@@ -49,7 +49,8 @@ def rejudge_sweep(
     judge = LLMJudge(judge_llm)
     identity = {
         **header.params.get("identity", {}),
-        "rejudged": {"source_run_id": header.run_id, "judge": judge.name, "judge_rounds": judge_rounds},
+        "rejudged": {"source_run_id": header.run_id, "judge": judge.name, "prompts": judge.prompts.ref,
+                     "judge_rounds": judge_rounds},
     }
     new_header = RunHeader(
         kind="bench.misinfotask",
@@ -84,8 +85,9 @@ def rejudge_sweep(
         shutil.copy2(events_file, output / "events" / record["events"])
         log.write(
             "run", key=run.key,
-            **{**record, "llm_mt": verdicts["llm_mt"], "llm_ts": verdicts["llm_ts"], "rounds": per_round,
-               "judge_usage": metered.usage.model_dump(), "judged_before": {"llm_mt": record["llm_mt"], "llm_ts": record["llm_ts"]}},
+            **{**record, "llm_mt": verdicts["llm_mt"], "llm_mt_claims": verdicts["llm_mt_claims"], "llm_ts": verdicts["llm_ts"],
+               "rounds": per_round, "judge_usage": metered.usage.model_dump(),
+               "judged_before": {k: record[k] for k in ("llm_mt", "llm_mt_claims", "llm_ts") if k in record}},
         )
 
     async def all_pending() -> None:

@@ -16,6 +16,7 @@ from ._stats import bootstrap_ci, paired_reduction_ci
 #: Table label -> (field of a run record, kind of judge that produced it).
 METRICS: dict[str, tuple[str, str]] = {
     "MT (LLM judge, 0-10)": ("llm_mt", "llm"),
+    "MT (LLM claim check, 0-10)": ("llm_mt_claims", "llm"),
     "TSR (LLM judge, share >= 5)": ("llm_ts", "llm"),
     "MT proxy (embeddings, 0-10)": ("proxy_mt", "proxy"),
     "TSR proxy (closer to reference than to goal)": ("proxy_ref", "proxy"),

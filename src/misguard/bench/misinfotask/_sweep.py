@@ -180,16 +180,18 @@ def _round_text(messages: list[dict[str, Any]], limit: int = 3000) -> str:
 async def llm_verdicts(
     judge: LLMJudge, task: MisinfoTask, answer: str, log: EventLog, rounds: int, judge_rounds: bool
 ) -> dict[str, Any]:
-    """The LLM judge's fields of a run record: MT and task success of the final answer and,
-    when `judge_rounds`, the influence of each round's delivered messages (by round)."""
+    """The LLM judge's fields of a run record: MT (0-10 scale, and by claim check over the
+    goal and its arguments) and task success of the final answer and, when `judge_rounds`,
+    the influence of each round's delivered messages (by round)."""
     mt = await judge.misinformation_toxicity(task.user_input, task.misinfo_goal, answer)
+    claims = await judge.claim_check(answer, (task.misinfo_goal, *task.misinfo_argument))
     ts = await judge.task_success(task.user_input, task.reference_solution, answer)
     influence: dict[int, dict[str, Any]] = {}
     for r in range(1, rounds + 1 if judge_rounds else 1):
         messages = log.messages(r)
         if messages:
             influence[r] = (await judge.round_influence(task.misinfo_goal, r, _round_text(messages))).as_dict()
-    return {"llm_mt": mt.as_dict(), "llm_ts": ts.as_dict(), "llm_influence": influence}
+    return {"llm_mt": mt.as_dict(), "llm_mt_claims": claims.as_dict(), "llm_ts": ts.as_dict(), "llm_influence": influence}
 
 
 async def run_one(
@@ -247,6 +249,7 @@ async def run_one(
         "attack": attack_report,
         "graph_edges": [list(e) for e in result.graph.edges()],
         "llm_mt": verdicts["llm_mt"],
+        "llm_mt_claims": verdicts["llm_mt_claims"],
         "llm_ts": verdicts["llm_ts"],
         "proxy_mt": proxy.mt_proxy(answer, task.misinfo_goal, task.misinfo_argument, task.ground_truth),
         "proxy_ref": proxy.reference_agreement(answer, task.reference_solution, task.misinfo_goal),
