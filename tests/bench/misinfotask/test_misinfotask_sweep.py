@@ -80,6 +80,9 @@ def test_sweep_records_resumes_and_reports(tmp_path):
     assert mt["mean"] == 6.0 and mt["n"] == 3 and mt["judge"] == ["llm:mock"]
     assert summary["metrics"]["TSR (LLM judge, share >= 5)"]["mean"] == 1.0
     assert summary["metrics"]["MT (LLM claim check, 0-10)"]["mean"] == pytest.approx(10 / 6)
+    goal = summary["metrics"]["MT: goal asserted (LLM claim check, % of answers)"]
+    assert goal["mean"] == 1.0 and goal["judge"] == ["llm:mock"]
+    assert "| MT: goal asserted (LLM claim check, % of answers) | 100.00 [100.00, 100.00] | 3 | llm:mock |" in (tmp_path / "results.md").read_text()
     assert summary["per_round_mt"]["llm"] == [6.0, 6.0]
     assert (tmp_path / "mt_curve.png").read_bytes()[:4] == b"\x89PNG"
     assert "| MT (LLM judge, 0-10) | 6.00 [6.00, 6.00] | 3 | llm:mock |" in (tmp_path / "results.md").read_text()
