@@ -73,6 +73,9 @@ def test_sweep_records_resumes_and_reports(tmp_path):
     log.close()
     with pytest.raises(ConfigError, match="other settings"):
         run_sweep(settings, config(attack="tool"), TASKS, tmp_path, components=comps)
+    other_judge = Components(mas_llm=comps.mas_llm, judge_llm=get_llm("mock/judge-2", LLMSettings()), embedder=comps.embedder)
+    with pytest.raises(ConfigError, match="was judged by llm:mock with prompts .*, not llm:mock/judge-2"):
+        run_sweep(settings, config(), TASKS, tmp_path, components=other_judge)
 
     summary = write_reports(tmp_path)
     assert summary["runs"] == 3

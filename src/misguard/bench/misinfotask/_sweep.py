@@ -375,6 +375,16 @@ def open_runlog(output: Path, settings: Settings, config: SweepConfig, component
         raise ConfigError(
             f"{output} holds a run with other settings ({old}); use another --output to start afresh"
         )
+    # The judge decides the verdicts as much as the settings do: one sweep, one judge.
+    judged_by = {k: (log.header.components.get("llm_judge") or {}).get(k) for k in ("judge", "prompts")}
+    judging = {k: components["llm_judge"].get(k) for k in ("judge", "prompts")}
+    if judged_by != judging:
+        log.close()
+        raise ConfigError(
+            f"{output} was judged by {judged_by['judge']} with prompts {judged_by['prompts']}, not "
+            f"{judging['judge']} with {judging['prompts']}; use another --output (and `bench misinfotask-rejudge` "
+            "to score its finished runs with this judge)"
+        )
     return log
 
 
