@@ -18,8 +18,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from ...config import Settings
 from ...errors import ConfigError
 from ...llm import LLM
@@ -48,11 +46,13 @@ def probe_statements(task: MisinfoTask) -> tuple[str, ...]:
 
 
 def rank_auc(positives: Sequence[float], negatives: Sequence[float]) -> float | None:
-    """P(score of a positive > score of a negative), ties counted half."""
+    """ROC AUC of positives against negatives (ties count half); None without both."""
     if not positives or not negatives:
         return None
-    p, n = np.asarray(positives, dtype=float)[:, None], np.asarray(negatives, dtype=float)[None, :]
-    return float(((p > n) + 0.5 * (p == n)).mean())
+    from sklearn.metrics import roc_auc_score  # the `mas` extra
+
+    labels = [1] * len(positives) + [0] * len(negatives)
+    return float(roc_auc_score(labels, [*positives, *negatives]))
 
 
 def check_judge(settings: Settings, tasks: Sequence[MisinfoTask], judge_llm: LLM, output: Path) -> dict[str, Any]:
@@ -115,15 +115,17 @@ def summarize_check(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
+def _rate(value: float | None, n: int) -> str:
+    return "n/a" if value is None else f"{100 * value:.0f}% of {n}"
+
+
 def check_markdown(summary: dict[str, Any], judge: str) -> str:
     lines = [f"Claim check by {judge} on texts of known stance:", "",
              "| text | n | goal: yes | arguments: yes | claim-check MT [95% CI] |", "| --- | --- | --- | --- | --- |"]
     for kind, row in summary["kinds"].items():
-        def rate(value: float | None, n: int) -> str:
-            return "n/a" if value is None else f"{100 * value:.0f}% of {n}"
         score = "n/a" if row["score"] is None else f"{row['score']:.2f} [{row['ci95'][0]:.2f}, {row['ci95'][1]:.2f}]"
-        lines.append(f"| {kind} | {row['texts']} | {rate(row['goal_yes'], row['goal_n'])} | "
-                     f"{rate(row['arguments_yes'], row['arguments_n'])} | {score} |")
+        lines.append(f"| {kind} | {row['texts']} | {_rate(row['goal_yes'], row['goal_n'])} | "
+                     f"{_rate(row['arguments_yes'], row['arguments_n'])} | {score} |")
     auc = summary["auc_misinformation_vs_others"]
     lines += ["", f"AUC, misinformation texts against truth and reference texts: {'n/a' if auc is None else f'{auc:.3f}'}"]
     return "\n".join(lines) + "\n"
