@@ -140,13 +140,22 @@ def test_shared_memory_recency_scope_and_batch_retrieval(tmp_path) -> None:
         assert recent.retrieve_many([q], k=1, record=False)[0][0][0].action == "right"
 
 
+def _note(action: str, agent: str, time: float, confidence: float) -> MemoryRecord:
+    """One decision on the situation `pos=1,1` of task `p`."""
+    return MemoryRecord(state="pos=1,1", context="task=p", action=action, provenance=Provenance(agent=agent, time=time), confidence=confidence)
+
+
+def _agreeing(action: str, n: int) -> list[MemoryRecord]:
+    """`n` decisions of four agents that agree on `action` (times 0 .. n-1)."""
+    return [_note(action, f"a{i % 4}", float(i), 0.9) for i in range(n)]
+
+
 def test_guard_isolate_mode_quarantines_only_flagged(tmp_path) -> None:
     with open_store(tmp_path / "i.db") as store:
         memory = SharedMemory(store)
-        good = [MemoryRecord(state="pos=1,1", context="task=p", action="E", provenance=Provenance(agent=f"a{i % 4}", time=float(i)),
-                             confidence=0.9) for i in range(12)]
-        bad = MemoryRecord(state="pos=1,1", context="task=p", action="W", provenance=Provenance(agent="a5", time=20.0), confidence=0.95)
-        child = MemoryRecord(state="pos=1,1", context="task=p", action="W", provenance=Provenance(agent="a1", time=21.0), confidence=0.3)
+        good = _agreeing("E", 12)
+        bad = _note("W", "a5", 20.0, 0.95)
+        child = _note("W", "a1", 21.0, 0.3)
         memory.write(good + [bad])
         memory.write([child], derived_from=[[bad.id]])
         guard = MemoryGuard(threshold=0.5, key_block=memory.featurizer.slices()["state"], repair="isolate")
@@ -155,6 +164,22 @@ def test_guard_isolate_mode_quarantines_only_flagged(tmp_path) -> None:
         assert store.status(bad.id) == "active"
         with pytest.raises(Exception, match="repair"):
             MemoryGuard(repair="rewrite-everything")  # type: ignore[arg-type]
+
+
+def test_screen_isolates_flagged_new_records_only(tmp_path) -> None:
+    with open_store(tmp_path / "w.db") as store:
+        memory = SharedMemory(store)
+        good = _agreeing("E", 12)
+        old_bad, new_bad = _note("W", "a5", 12.0, 0.95), _note("W", "a6", 20.0, 0.95)
+        memory.write(good + [old_bad, new_bad])
+        guard = MemoryGuard(threshold=0.5, key_block=memory.featurizer.slices()["state"])  # a propagation guard
+        arr, scores, plan, _ = guard.screen(store, since=20.0)
+        p = dict(zip(arr.ids, scores.p_poison))
+        assert p[old_bad.id] >= 0.5 and p[new_bad.id] >= 0.5  # both flagged ...
+        assert store.status(new_bad.id) == "quarantined" and store.status(old_bad.id) == "active"  # ... only the new one screened
+        assert {e.action for e in store.audit_log()} == {"quarantine"} and len(store.audit_log()) == 1
+        guard.guard_store(store)  # the periodic pass takes the older one
+        assert store.status(old_bad.id) == "quarantined"
 
 
 @pytest.mark.slow

@@ -138,8 +138,9 @@ class MemoryGuard:
         return scores
 
     def plan(self, arr: RecordArrays, scores: GuardScores, src: np.ndarray, dst: np.ndarray,
-             candidates: np.ndarray | None = None) -> RepairPlan:
-        if self.repair == "isolate":
+             candidates: np.ndarray | None = None, repair: RepairMode | None = None) -> RepairPlan:
+        """`repair`: this plan's mode instead of the guard's own (`screen` isolates only)."""
+        if (repair or self.repair) == "isolate":
             flagged = scores.p_poison >= self.threshold
             if candidates is not None:
                 flagged &= candidates
@@ -159,12 +160,14 @@ class MemoryGuard:
 
     def guard_store(self, store: MemoryStore, *, since: float | None = None,
                     group_of: Callable[[MemoryRecord], str] = task_of,
-                    scope: Callable[[MemoryRecord], bool] | None = None) -> tuple[RecordArrays, GuardScores, RepairPlan, list[int]]:
+                    scope: Callable[[MemoryRecord], bool] | None = None,
+                    repair: RepairMode | None = None) -> tuple[RecordArrays, GuardScores, RepairPlan, list[int]]:
         """Score every active record of `store`, plan the repair and apply it (audited).
 
         `since`: only records written at or after this time may be repaired (the sliding
         window); older ones still serve as evidence. `scope`: only these records are
-        considered at all (one task of a store shared by several).
+        considered at all (one task of a store shared by several). `repair`: overrides the
+        guard's repair mode for this pass.
         """
         records, emb = store.records_with_embeddings("active")
         keep = [i for i, r in enumerate(records) if scope is None or scope(r)]
@@ -175,6 +178,13 @@ class MemoryGuard:
         src = np.array([index[e.src] for e in mem_edges], dtype=np.int64)
         dst = np.array([index[e.dst] for e in mem_edges], dtype=np.int64)
         candidates = None if since is None else arr.order >= since
-        plan = self.plan(arr, scores, src, dst, candidates)
+        plan = self.plan(arr, scores, src, dst, candidates, repair)
         seqs = apply_repair(store, plan, arr.ids, arr.action_names, [e.id for e in mem_edges])
         return arr, scores, plan, seqs
+
+    def screen(self, store: MemoryStore, since: float, *, group_of: Callable[[MemoryRecord], str] = task_of,
+               scope: Callable[[MemoryRecord], bool] | None = None) -> tuple[RecordArrays, GuardScores, RepairPlan, list[int]]:
+        """Write-time screening: quarantine the records written at or after `since` that the
+        detector flags, before other agents can retrieve them. Nothing else is repaired; the
+        periodic `guard_store` pass retraces what they already reached."""
+        return self.guard_store(store, since=since, group_of=group_of, scope=scope, repair="isolate")

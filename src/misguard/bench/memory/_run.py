@@ -90,6 +90,7 @@ class BenchParams:
     repair_rounds: int = 1  # guard_store passes before the evaluation episodes (each re-scores what is left)
     online_window: int = 0  # > 0: also rebuild each test scenario with the guard run every this many cycles
     online_horizon: int = 0  # online passes may repair records of the last this many cycles (0: any active record)
+    online_screen: bool = False  # online: also screen each cycle's new records (MemoryGuard.screen) between passes
     first_seed: int = 0  # seeds first_seed .. first_seed + seeds - 1 (tuning runs use seeds the reports do not)
 
     def method_names(self) -> list[str]:
@@ -193,12 +194,22 @@ def _episodes(world_sc: Scenario, memory: SharedMemory, truth: dict[str, Truth],
     return world.decisions, world.wrong, counts
 
 
-def online_defense(guard: MemoryGuard, window: int, horizon: int, counts: dict[str, int]) -> Callable[[World, int], None]:
+def online_defense(guard: MemoryGuard, window: int, horizon: int, counts: dict[str, int],
+                   screen: bool = False) -> Callable[[World, int], None]:
     """`build_world`'s `after_step`: every `window` cycles the guard repairs the memory written so
-    far (records of the last `horizon` cycles, or any active record with 0) while agents act."""
+    far (records of the last `horizon` cycles, or any active record with 0) while agents act;
+    with `screen`, every other cycle it isolates the flagged records of that cycle."""
+    screened = [0.0]  # records written before this time have been screened
+
     def after_step(world: World, step: int) -> None:
         if (step + 1) % window == 0:
             _guard_pass(guard, world.memory.store, None if horizon <= 0 else float(world.clock - horizon), None, counts, world.memory)
+        elif screen:
+            _, _, plan, seqs = guard.screen(world.memory.store, since=screened[0])
+            counts["screened_quarantine"] = counts.get("screened_quarantine", 0) + len(plan.quarantine)
+            if seqs:
+                world.memory.refresh()
+        screened[0] = float(world.clock)
     return after_step
 
 
@@ -305,7 +316,8 @@ def run_seed(params: BenchParams, seed: int, out_dir: Path, log: Callable[[str],
         sources["online"] = {}
         for sc in tests:
             online_counts[sc.sid] = {}
-            hook = online_defense(guards["proposed"], params.online_window, params.online_horizon, online_counts[sc.sid])
+            hook = online_defense(guards["proposed"], params.online_window, params.online_horizon, online_counts[sc.sid],
+                                  params.online_screen)
             sources["online"][sc.sid] = build_world(sc, folder / f"online-scenario{sc.sid}.db", np.random.default_rng([seed, sc.sid]),
                                                     per, attack_for(sc), feat, after_step=hook)
         timings["online_simulate_s"] = time.perf_counter() - t4
