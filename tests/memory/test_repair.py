@@ -65,6 +65,18 @@ def test_uncontested_descendants_are_left_alone() -> None:
     assert plan.quarantine.tolist() == [0] and len(plan.rewrite) == 0 and len(plan.dilute) == 0
 
 
+def test_upstream_retracing_repairs_contested_sources_only() -> None:
+    p, conflict, consensus, share, actions, conf, src, dst = _chain(5)
+    p[:] = 0.1
+    p[3] = 0.95  # flagged deep in the chain; its sources 0-2 scored under the threshold
+    conflict[1] = 0.0
+    consensus[1] = actions[1]  # record 1 agrees with its evidence: not contested
+    plain = plan_repair(p, 0.5, conflict, consensus, share, actions, conf, src, dst)
+    assert sorted(plain.quarantine.tolist()) == [3, 4]  # the flagged record and what inherited from it
+    plan = plan_repair(p, 0.5, conflict, consensus, share, actions, conf, src, dst, upstream=True)
+    assert sorted(plan.quarantine.tolist()) == [0, 2, 3, 4]  # contested sources too; record 1 is left alone
+
+
 def test_priority_over_theta_triggers_repair_without_flag() -> None:
     p, conflict, consensus, share, actions, conf, src, dst = _chain(6)
     p[:] = 0.97

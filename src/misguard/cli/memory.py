@@ -46,6 +46,7 @@ def memory(
     repair_rounds: Annotated[int, typer.Option(help="Repair passes over each test store before the evaluation episodes; each re-scores what the previous left.", min=1)] = 1,
     online_window: Annotated[int, typer.Option(help="Also rebuild each test scenario with the guard repairing the memory every N cycles while agents act (online containment; 0 = off).", min=0)] = 0,
     online_horizon: Annotated[int, typer.Option(help="Online passes may repair records of the last N cycles (0 = any active record).", min=0)] = 0,
+    repair_upstream: Annotated[bool, typer.Option(help="This method's repair also retraces reuse paths upstream: contested records a repaired record reused are repaired too.")] = False,
     online_screen: Annotated[bool, typer.Option(help="Online: between passes, screen each cycle's new records and isolate the flagged ones (MemoryGuard.screen).")] = False,
     first_seed: Annotated[int, typer.Option(help="First seed (seeds first..first+N-1); tuning runs use seeds the reported runs do not.", min=0)] = 0,
     output: Annotated[Path, typer.Option(help="Directory for the run log, summary.json and stores.")] = Path("runs/bench-memory"),
@@ -74,7 +75,7 @@ def memory(
                              backend=backend, postgres_url=postgres_url, encoder_steps=encoder_steps,
                              methods=tuple(m.strip() for m in methods.split(",") if m.strip()), holdout=holdout_type,
                              eval_steps=eval_steps, repair_rounds=repair_rounds, online_window=online_window,
-                             online_horizon=online_horizon, online_screen=online_screen, first_seed=first_seed)
+                             online_horizon=online_horizon, online_screen=online_screen, repair_upstream=repair_upstream, first_seed=first_seed)
         params.method_names()  # unknown detector names fail before any work
         out = output if len(values) == 1 else output / f"ratio-{r:g}"
         summaries[r] = run_memory_bench(settings, params, out, lambda msg: console.print(f"[dim]{msg}[/]"))

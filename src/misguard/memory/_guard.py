@@ -95,9 +95,10 @@ class MemoryGuard:
 
     def __init__(self, detector: MemoryDetector | None = None, threshold: float = 0.5, *, k: int = 16,
                  key_block: slice | None = None, bucket_bits: int = 0, causal: bool = True,
-                 repair: RepairMode = "propagation") -> None:
+                 repair: RepairMode = "propagation", upstream: bool = False) -> None:
         """`key_block`: the embedding slice evidence neighbours are searched on; for
-        `HashedRecordFeaturizer` embeddings pass its state block (`slices()["state"]`)."""
+        `HashedRecordFeaturizer` embeddings pass its state block (`slices()["state"]`).
+        `upstream`: propagation repair also retraces reuse paths upstream (`plan_repair`)."""
         if repair not in ("propagation", "isolate"):
             raise ConfigError(f"repair must be 'propagation' or 'isolate', got {repair!r}")
         self.detector = detector
@@ -107,6 +108,7 @@ class MemoryGuard:
         self.bucket_bits = bucket_bits
         self.causal = causal
         self.repair = repair
+        self.upstream = upstream
 
     def evidence(self, arr: RecordArrays) -> DetectorInputs:
         """Credibility (eq. 1) and everything a detector may see, computed once."""
@@ -155,7 +157,7 @@ class MemoryGuard:
         return plan_repair(
             scores.p_poison, self.threshold, scores.cred.conflict, scores.cred.consensus,
             scores.cred.consensus_share, arr.actions, arr.confidence, src, dst, candidates=candidates,
-            evidence=scores.cred.graph,
+            evidence=scores.cred.graph, upstream=self.upstream,
         )
 
     def guard_store(self, store: MemoryStore, *, since: float | None = None,

@@ -74,6 +74,7 @@ def plan_repair(
     candidates: np.ndarray | None = None,
     conflict_floor: float = 0.25,
     evidence: EvidenceGraph | None = None,
+    upstream: bool = False,
     max_passes: int = 10,
 ) -> RepairPlan:
     """Decide repair actions for every record (or only `candidates`, a sliding window).
@@ -97,7 +98,14 @@ def plan_repair(
     def repair_set(consensus: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         contested = ((consensus >= 0) & (consensus != actions)) | (conflict >= conflict_floor)
         inherited = (below > 0) & contested
-        return flagged | (priority > theta_r) | inherited, inherited
+        repair = flagged | (priority > theta_r) | inherited
+        if upstream:
+            # Retracing upstream too: a contested record that a repaired record reused is a
+            # source of what was repaired (poison the detector scored under its threshold).
+            above = hop_distances(n, dst, src, repair)
+            inherited = inherited | ((above > 0) & contested)
+            repair = repair | inherited
+        return repair, inherited
 
     repair, inherited = repair_set(consensus)
     if evidence is not None:

@@ -90,6 +90,7 @@ class BenchParams:
     repair_rounds: int = 1  # guard_store passes before the evaluation episodes (each re-scores what is left)
     online_window: int = 0  # > 0: also rebuild each test scenario with the guard run every this many cycles
     online_horizon: int = 0  # online passes may repair records of the last this many cycles (0: any active record)
+    repair_upstream: bool = False  # the proposed guard's repair also retraces reuse paths upstream
     online_screen: bool = False  # online: also screen each cycle's new records (MemoryGuard.screen) between passes
     first_seed: int = 0  # seeds first_seed .. first_seed + seeds - 1 (tuning runs use seeds the reports do not)
 
@@ -284,7 +285,7 @@ def run_seed(params: BenchParams, seed: int, out_dir: Path, log: Callable[[str],
         t = time.perf_counter()
         det = DETECTORS.build(m, seed=seed, encoder_steps=params.encoder_steps, blocks=feat.slices())
         g = MemoryGuard(det, key_block=STATE_BLOCK, bucket_bits=BUCKET_BITS, causal=True,
-                        repair="propagation" if m == "proposed" else "isolate")
+                        repair="propagation" if m == "proposed" else "isolate", upstream=m == "proposed" and params.repair_upstream)
         g.fit(arr, labels_a, train, val, inputs=inputs)
         fit_s[m] = time.perf_counter() - t
         guards[m] = g
