@@ -199,18 +199,15 @@ def online_defense(guard: MemoryGuard, window: int, horizon: int, counts: dict[s
                    screen: bool = False) -> Callable[[World, int], None]:
     """`build_world`'s `after_step`: every `window` cycles the guard repairs the memory written so
     far (records of the last `horizon` cycles, or any active record with 0) while agents act;
-    with `screen`, every other cycle it isolates the flagged records of that cycle."""
-    screened = [0.0]  # records written before this time have been screened
-
+    with `screen`, on the cycles between passes it isolates the flagged records of that cycle."""
     def after_step(world: World, step: int) -> None:
         if (step + 1) % window == 0:
             _guard_pass(guard, world.memory.store, None if horizon <= 0 else float(world.clock - horizon), None, counts, world.memory)
-        elif screen:
-            _, _, plan, seqs = guard.screen(world.memory.store, since=screened[0])
+        elif screen:  # the cycle just run wrote its records at clock - 1 (the clock has moved on)
+            _, _, plan, seqs = guard.screen(world.memory.store, since=float(world.clock - 1))
             counts["screened_quarantine"] = counts.get("screened_quarantine", 0) + len(plan.quarantine)
             if seqs:
                 world.memory.refresh()
-        screened[0] = float(world.clock)
     return after_step
 
 
