@@ -13,7 +13,7 @@ from misguard.claims import (
     load_decision,
     parse_yes_no,
 )
-from misguard.claims._detect import FEATURES_PLAIN, script_of
+from misguard.claims._detect import FEATURES_NO_READER, FEATURES_PLAIN, script_of
 from misguard.errors import ConfigError, LLMOutputError
 from misguard.llm import get_llm
 
@@ -40,6 +40,28 @@ def test_features_follow_the_declared_order():
     assert named["social"] == 0.0 and named["s1_social"] == 0.0
     tweet = dict(zip(FEATURES, features(_ctx(social=True))))
     assert tweet["social"] == 1.0 and tweet["s1_social"] == pytest.approx(0.9)
+
+
+def test_reader_feature_is_its_probability_for_english_texts_only():
+    assert dict(zip(FEATURES, features(_ctx())))["reader_en"] == 0.0  # no reader
+    read = dict(zip(FEATURES, features(_ctx(reader=2.0))))
+    assert read["reader_en"] == pytest.approx(1 / (1 + np.exp(-2.0)))
+    # the reader's base model reads English only: other languages get no score
+    assert dict(zip(FEATURES, features(_ctx(reader=2.0, language="fr"))))["reader_en"] == 0.0
+
+
+def test_a_decision_that_reads_the_reader_needs_one(tmp_path, store):
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(50, len(FEATURES)))
+    with_reader = fit_logistic(x, x[:, -1] > 0, embedder="hashing/256", trained_on="synthetic", names=FEATURES)
+    path = tmp_path / "m.json"
+    path.write_text(with_reader.to_json())
+    assert load_decision(path).names == FEATURES
+    with pytest.raises(ConfigError, match="--reader DIR"):
+        ClaimGuard(store, decision=with_reader)
+    # a decision fitted without one reads every feature but the reader's
+    without = fit_logistic(x, x[:, 0] > 0, embedder="hashing/256", trained_on="synthetic")
+    assert "reader_en" not in without.names and len(without.coef) == len(FEATURES) - 1
 
 
 def test_script_of():
@@ -94,7 +116,7 @@ def test_a_decision_fitted_with_the_social_features_reads_them():
     # Social texts repeat a claim from a lower cosine on: 0.8 instead of 0.9.
     y = x[:, 0] >= np.where(x[:, FEATURES.index("social")] > 0, 0.8, 0.9)
     model = fit_logistic(x, y, embedder="hashing/256", trained_on="synthetic", c=100.0)
-    assert model.names == FEATURES
+    assert model.names == FEATURES_NO_READER
     assert model.score(features(_ctx(s1=0.85, social=True))) > 0.5 > model.score(features(_ctx(s1=0.85)))
     plain = fit_logistic(x, y, embedder="hashing/256", trained_on="synthetic", c=100.0, names=FEATURES_PLAIN)
     assert len(plain.coef) == len(FEATURES_PLAIN)

@@ -26,6 +26,7 @@ from ..llm import LLM
 from ..prompts import load_prompts
 from ..types import ChatMessage
 from ._rank import LinearRanker
+from ._reader import probability
 from ._shift import LanguageShift
 from ._text import capitalised, content_words, numbers
 
@@ -57,9 +58,14 @@ FEATURES: tuple[str, ...] = (
     # claim written plainly: one offset and one slope on s1 for it, like a language group.
     "social",
     "s1_social",
+    # The pair reader's probability that the text repeats the claim (`_reader`; 0 without
+    # a reader, and for texts not in English: its base model reads English only).
+    "reader_en",
 )
+#: The features of decisions fitted without a pair reader (their files name these).
+FEATURES_NO_READER: tuple[str, ...] = FEATURES[:-1]
 #: The features of decisions fitted before "social" existed (their files name these).
-FEATURES_PLAIN: tuple[str, ...] = FEATURES[:-2]
+FEATURES_PLAIN: tuple[str, ...] = FEATURES[:-3]
 SCRIPTS = ("latin", "arabic", "devanagari", "cjk", "other")
 LANGUAGE_GROUPS = ("en", "fr", "es", "ar", "hi", "zh", "other")
 
@@ -83,6 +89,8 @@ class MatchContext:
     claim_generic: float = 0.0
     #: the social-media normalisation changed the text
     social: bool = False
+    #: the pair reader's logit that the text repeats the claim (None: no reader)
+    reader: float | None = None
 
 
 def features(ctx: MatchContext) -> np.ndarray:
@@ -98,10 +106,12 @@ def features(ctx: MatchContext) -> np.ndarray:
     group = ctx.language if ctx.language in LANGUAGE_GROUPS else "other"
     onehot = [1.0 if group == g else 0.0 for g in LANGUAGE_GROUPS]
     social = 1.0 if ctx.social else 0.0
+    reader = probability(ctx.reader) if ctx.reader is not None and group == "en" else 0.0
     return np.array(
         [
             ctx.s1, ctx.body, ctx.support, ctx.votes, ctx.s1 - ctx.query_generic, ctx.s1 - ctx.claim_generic, lexical * latin, clash, hit, names * latin,
             1.0 if ctx.segment_kind == "option" else 0.0, *onehot, *(ctx.s1 * o for o in onehot), social, ctx.s1 * social,
+            reader,
         ],
         dtype=np.float64,
     )
@@ -176,8 +186,9 @@ class LogisticDecision:
     shift: LanguageShift | None = None
     #: the learned candidate ranker fitted with it (None: the guard fuses dense and BM25)
     ranker: LinearRanker | None = None
-    #: the features it reads (decisions fitted before "social" read `FEATURES_PLAIN`)
-    names: tuple[str, ...] = FEATURES
+    #: the features it reads (decisions fitted before "social" read `FEATURES_PLAIN`,
+    #: without a pair reader `FEATURES_NO_READER`)
+    names: tuple[str, ...] = FEATURES_NO_READER
 
     def __post_init__(self) -> None:
         unknown = [n for n in self.names if n not in FEATURES]
@@ -216,7 +227,7 @@ class LogisticDecision:
         try:
             data = json.loads(text)
             names = tuple(data["features"])
-            if names not in (FEATURES, FEATURES_PLAIN):
+            if names not in (FEATURES, FEATURES_NO_READER, FEATURES_PLAIN):
                 raise ConfigError(f"{source} was fitted on other features; refit it with misguard bench claims")
             return cls(
                 mean=list(map(float, data["mean"])), scale=list(map(float, data["scale"])),
@@ -232,7 +243,7 @@ class LogisticDecision:
 
 def fit_logistic(
     x: np.ndarray, y: np.ndarray, *, embedder: str, trained_on: str, c: float = 0.1, shift: LanguageShift | None = None,
-    ranker: LinearRanker | None = None, sample_weight: np.ndarray | None = None, names: tuple[str, ...] = FEATURES,
+    ranker: LinearRanker | None = None, sample_weight: np.ndarray | None = None, names: tuple[str, ...] = FEATURES_NO_READER,
 ) -> LogisticDecision:
     """Fit the offline decision on features computed after `shift` (needs the `claims`
     extra for scikit-learn). `x` holds every one of `FEATURES`; the model reads `names`."""

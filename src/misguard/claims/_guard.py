@@ -10,7 +10,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -19,6 +19,7 @@ from ..types import Candidate, Claim, Evidence, Verdict, VerdictLabel
 from ._crawl import Chunk, crawl
 from ._detect import Decision, LLMJudge, MatchContext, default_decision, features, script_of
 from ._rank import RANKINGS, dense_scores, rank_scores, reciprocal_ranks
+from ._reader import PairReader
 from ._shift import LanguageShift
 from ._social import DEFAULT_STEPS, normalize_social
 from ._store import ClaimStore
@@ -91,6 +92,7 @@ class ClaimGuard:
         k_output: int = CANDIDATES_OUT,
         sentence_words: int = SENTENCE_WORDS,
         judge_band: tuple[float, float] | None = None,
+        reader: PairReader | None = None,
     ) -> None:
         self.store = store
         self.embedder = store.embedder
@@ -103,6 +105,10 @@ class ClaimGuard:
             )
         self._direction = self.shift.direction if self.shift is not None else None
         self.judge = judge
+        if reader is None and "reader_en" in getattr(self.decision, "names", ()):
+            raise ConfigError("this decision reads a pair reader: pass --reader DIR (trained by "
+                              "`misguard bench claims --reader DIR`)")
+        self.reader = reader
         if judge_band is not None and not 0.0 <= judge_band[0] < judge_band[1] <= 1.0:
             raise ConfigError(f"judge band {judge_band} is not 0 <= low < high <= 1")
         self.judge_band = judge_band
@@ -138,6 +144,7 @@ class ClaimGuard:
             "decision": self.decision.describe(),
             "judge": self.judge.describe() if self.judge else None,
             "judge_band": list(self.judge_band) if self.judge_band else None,
+            "reader": self.reader.describe() if self.reader is not None else None,
             "route_topics": self.route_topics,
             "language_shift": self.shift is not None,
             "k": self.k,
@@ -286,6 +293,12 @@ class ClaimGuard:
                            if self.k_lexical and (lang == "und" or lang in self.store.languages()) else [])
                 out.append(self._analyse(p, seg_vecs, lang, tops, slots[row : row + n], lexical))
                 row += n
+        if self.reader is not None:
+            # One batched pass of the reader over every matched pair (select left it out).
+            matched = [a for a in out if a.context is not None]
+            logits = self.reader.score_many([(a.context.text, a.context.claim_text) for a in matched])  # type: ignore[union-attr]
+            for a, logit in zip(matched, logits):
+                a.context = replace(a.context, reader=logit)  # type: ignore[arg-type]
         return out
 
     def _analyse(
@@ -331,13 +344,14 @@ class ClaimGuard:
         # differ from the whole text's ("Translate from French: ...").
         body = p.segments[0].text
         analysis.body_language = language if body == p.clean else guess_language(body)
-        self.select(analysis, 0)
+        self.select(analysis, 0, read=False)
         return analysis
 
-    def select(self, analysis: Analysis, j: int) -> None:
+    def select(self, analysis: Analysis, j: int, *, read: bool = True) -> None:
         """Make candidate `j` (in ranked order) the analysis' match: its claim, evidence
-        segment and decision context. The benchmark uses it to ask what the decision says
-        about a text when its right claim is not in the store."""
+        segment and decision context (with `read`, the pair reader's score too; analyses
+        get it in one batch). The benchmark uses it to ask what the decision says about a
+        text when its right claim is not in the store."""
         p, sims, seg_vecs = analysis.prepared, analysis.sims, analysis.seg_vecs
         assert sims is not None and seg_vecs is not None
         slot = analysis.slots[j]
@@ -357,6 +371,7 @@ class ClaimGuard:
             votes=float((sims.argmax(axis=1) == j).mean()), text=body_text, claim_text=claim.text,
             segment_kind=analysis.segment.kind, script=script_of(body_text), language=analysis.body_language,
             query_generic=query_generic, claim_generic=claim_generic, social=p.social,
+            reader=self.reader.score(body_text, claim.text) if self.reader is not None and read else None,
         )
 
     def _pair_features(

@@ -33,9 +33,10 @@ from ...claims import (
     reciprocal_rank,
 )
 from ...claims._rank import rank_scores
+from ...claims._reader import READER_FILE, PairReader, ReaderExample, ReaderTraining, train_reader
 from ...claims._social import DEFAULT_STEPS
 from ...runlog import RunLog
-from ._data import CheckThat, TweetQuery
+from ._data import CheckThat, TweetQuery, claim_key
 
 #: Regularisation strengths tried for the re-ranker (chosen on the dev tweets).
 RANKER_C = (0.01, 0.1, 1.0, 10.0)
@@ -189,3 +190,45 @@ def check_tweets(guard: ClaimGuard, queries: list[TweetQuery], split: str, log: 
                       score=verdict.score, candidates=ranked, ap5=average_precision_at(ranked, q.gold, TOP),
                       p1=bool(ranked) and ranked[0] in q.gold, rr=reciprocal_rank(ranked, q.gold))
     console.print(f"CheckThat {split}: {len(queries)} tweets checked")
+
+
+#: Hard negatives per training tweet: the guard's best-ranked candidates that are not its claim.
+READER_NEGATIVES = 8
+
+
+def reader_examples(guard: ClaimGuard, tweets: list[TweetQuery]) -> list[ReaderExample]:
+    """Training pairs for the pair reader: each tweet (as the guard reads it: normalised,
+    instructions stripped) with its right claims, and with the first `READER_NEGATIVES`
+    other candidates the guard ranked for it (copies of a right claim left out: they are
+    the right claim). Grouped by the right claim's text."""
+    store = guard.store
+    out = []
+    for t in analyse_tweets(guard, tweets):
+        a, q = t.analysis, t.query
+        gold = [c for c in map(store.get, sorted(q.gold)) if c is not None]
+        if not gold:
+            continue
+        keys = {claim_key(c.text) for c in gold}
+        group = min(keys)
+        text = a.prepared.segments[0].text
+        out += [ReaderExample(text, c.text, True, group) for c in gold]
+        negatives = [c for c in a.candidates if c.id not in q.gold and claim_key(c.text) not in keys]
+        out += [ReaderExample(text, c.text, False, group) for c in negatives[:READER_NEGATIVES]]
+    return out
+
+
+def load_or_train_reader(path: Path, guard: ClaimGuard, tweets: list[TweetQuery], seed: int, log: RunLog,
+                         console: Console) -> PairReader:
+    """The pair reader in `path`, trained there first (on `tweets` and the candidates
+    `guard` ranks for them) when `path` holds none."""
+    if (path / READER_FILE).is_file():
+        reader = PairReader.load(path)
+        console.print(f"pair reader loaded from {path} ({reader.meta['trained_on']})")
+    else:
+        examples = reader_examples(guard, tweets)
+        console.print(f"training the pair reader on {len(examples)} pairs from {len(tweets)} tweets (two halves)")
+        reader = train_reader(examples, path, training=ReaderTraining(seed=seed),
+                              trained_on=f"CheckThat-2020 train: {len(tweets)} tweets, {len(examples)} pairs",
+                              progress=lambda msg: console.print(f"pair reader {msg}"))
+    log.write("reader", key=str(path), **reader.describe())
+    return reader

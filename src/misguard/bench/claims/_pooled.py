@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ...claims import FEATURES, LogisticDecision, fit_logistic
-from ...claims._detect import FEATURES_PLAIN
+from ...claims._detect import FEATURES_NO_READER, FEATURES_PLAIN
 
 SOURCES = ("devset", "paper", "checkthat")
 #: Regularisation strengths the inner CV chooses from.
@@ -67,7 +67,7 @@ class Fit:
     """What a decision is fitted on: its features, and how much each (source, class) cell
     weighs relative to the others (default 1; every cell weighs the same in total)."""
 
-    names: tuple[str, ...] = FEATURES
+    names: tuple[str, ...] = FEATURES_NO_READER
     cell_weight: tuple[tuple[str, bool, float], ...] = ()
 
     def weight_of(self, source: str, label: bool) -> float:
@@ -84,6 +84,8 @@ PLAIN_FIT = Fit(names=FEATURES_PLAIN)
 #: 1, 0.5, 0.25 flags 90% of the dev tweets whose right claim is at top-1 (docs/BENCHMARKS.md,
 #: session 5), so the weights stay equal.
 DECISION_FIT = Fit()
+#: With a pair reader (`bench claims --reader DIR`): the same, plus the reader's score.
+READER_FIT = Fit(names=FEATURES)
 
 
 def weights(rows: list[Row], fit: Fit = Fit()) -> np.ndarray:

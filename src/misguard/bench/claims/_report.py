@@ -355,13 +355,16 @@ def _pooled_tables(events, summary: dict, emit) -> None:
                          f"{acc['n_false']} / {acc['n_true']}"])
         emit(*_table("decision across sources, out of fold (10-fold CV grouped by claim, C nested)",
                      ["source: attack", "false acc", "factual acc", "top-1 right claim", "n false / true"], body))
-    plain = list(_latest(events, "pooled_plain").values())
-    if plain:
-        summary["pooled_plain"] = plain
-        body = [[f"{r['source']}: {r['attack']}", _pct(r["false_acc"]), _pct(r["factual_acc"]), f"{r['n_false']} / {r['n_true']}"]
-                for r in plain]
-        emit(*_table("the same CV without the social features, every cell weighing the same (session 4's decision)",
-                     ["source: attack", "false acc", "factual acc", "n false / true"], body))
+    for kind, title in (
+        ("pooled_plain", "the same CV without the social features, every cell weighing the same (session 4's decision)"),
+        ("pooled_noreader", "the same CV without the pair reader (the decision fitted without --reader)"),
+    ):
+        variant = list(_latest(events, kind).values())
+        if variant:
+            summary[kind] = variant
+            body = [[f"{r['source']}: {r['attack']}", _pct(r["false_acc"]), _pct(r["factual_acc"]),
+                     f"{r['n_false']} / {r['n_true']}"] for r in variant]
+            emit(*_table(title, ["source: attack", "false acc", "factual acc", "n false / true"], body))
     loso = list(_latest(events, "loso").values())
     if loso:
         summary["leave_one_source_out"] = loso

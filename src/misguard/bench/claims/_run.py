@@ -54,16 +54,19 @@ from ...claims import (
     fit_logistic,
 )
 from ...claims._rank import pairs_without, rank_scores
+from ...claims._reader import PairReader
 from ...config import Settings
 from ...embed import get_embedder
-from ...errors import LLMError
+from ...errors import ConfigError, LLMError
 from ...llm import get_llm
 from ...runlog import RunHeader, RunLog, public_settings
 from ...types import Claim
-from ._checkthat import analyse_tweets, build_checkthat_store, check_tweets, choose_ranker, social_ablation, views_sweep
-from ._data import CHECKTHAT, CheckThat, DevSet, TweetQuery, load_checkthat, load_devset, load_distractors, resolve_data_dir
+from ._checkthat import (
+    analyse_tweets, build_checkthat_store, check_tweets, choose_ranker, load_or_train_reader, social_ablation, views_sweep,
+)
+from ._data import CHECKTHAT, CheckThat, claim_key, DevSet, TweetQuery, load_checkthat, load_devset, load_distractors, resolve_data_dir
 from ._paper import PaperQuery, load_true_claims, paper_queries, run_paper
-from ._pooled import DECISION_FIT, PLAIN_FIT, SOURCES, Row, assign_folds, cross_validate, fit_final, leave_one_source_out
+from ._pooled import DECISION_FIT, PLAIN_FIT, READER_FIT, SOURCES, Row, assign_folds, cross_validate, fit_final, leave_one_source_out
 from ._report import render_tables
 
 FOLDS = 10
@@ -89,6 +92,7 @@ def run_claims_bench(
     checkthat_only: bool = False,
     only: str | None = None,
     judge_band: tuple[float, float] | None = None,
+    reader_dir: Path | None = None,
 ) -> dict:
     data = resolve_data_dir(settings, data_dir)
     dev = load_devset(data)
@@ -103,7 +107,7 @@ def run_claims_bench(
         params={"data_dir": str(data), "distractors": len(extra), "folds": FOLDS, "judge": judge,
                 "judge_limit": judge_limit, "features": list(FEATURES), "paper": paper,
                 "paper_translate": paper_translate, "checkthat_limit": checkthat_limit, "checkthat_train": checkthat_train, "checkthat_only": checkthat_only,
-                "only": only, "judge_band": judge_band},
+                "only": only, "judge_band": judge_band, "reader": str(reader_dir) if reader_dir else None},
     )
     log = RunLog.open(output / "runlog.jsonl", header, resume=resume)
     try:
@@ -124,16 +128,17 @@ def run_claims_bench(
         if only in ("speed", "judge-band"):
             log.close()
             return render_tables(output / "runlog.jsonl", output, console)
-        model = _fit_decision(store, ct_store, ct, dev, extra, load_true_claims(data), paper, settings, log,
-                              embedder.spec, console, checkthat_only=checkthat_only and ct is not None)
-        guard = ClaimGuard(store, decision=model)
+        model, reader = _fit_decision(store, ct_store, ct, dev, extra, load_true_claims(data), paper, settings, log,
+                                      embedder.spec, console, checkthat_only=checkthat_only and ct is not None,
+                                      reader_dir=reader_dir)
+        guard = ClaimGuard(store, decision=model, reader=reader)
         if save_model is not None and not isinstance(model, LogisticDecision):
             console.print(f"[yellow]no fitted decision to save for {embedder.spec} (--checkthat-only without a shipped one)[/]")
         elif save_model is not None:
             save_model.write_text(model.to_json(), encoding="utf-8")
             console.print(f"decision fitted across sources written to {save_model}")
         if ct is not None and ct_store is not None:
-            final = ClaimGuard(ct_store, decision=model, k_output=20)
+            final = ClaimGuard(ct_store, decision=model, k_output=20, reader=reader)
             for split in ("dev", "test"):
                 check_tweets(final, ct.queries[split], split, log, console)
         if only == "decision":  # the decision and the tweets through it; nothing measured before
@@ -235,7 +240,7 @@ def _folds(groups: list[str]) -> list[int]:
 
 
 def _dev_rows(store: ClaimStore, dev: DevSet, fit_shift, ranker, log: RunLog, console: Console,
-              naive: list[_Analysed], folds: np.ndarray) -> list[Row]:
+              naive: list[_Analysed], folds: np.ndarray, reader: PairReader | None = None) -> list[Row]:
     """Dev-set rows: per outer fold the language shift is fitted on that fold's training
     queries and every query is analysed under it (the fold's held-out queries are read
     only there); `x` is the analysis under the shift fitted on all dev queries."""
@@ -243,7 +248,7 @@ def _dev_rows(store: ClaimStore, dev: DevSet, fit_shift, ranker, log: RunLog, co
                 x=np.zeros(len(FEATURES)), fold=int(folds[i])) for i, q in enumerate(dev.queries)]
     for f in [*range(FOLDS), -1]:
         shift = fit_shift(folds != f)
-        guard = ClaimGuard(store, decision=ThresholdDecision(1.0, ranker=ranker), shift=shift)
+        guard = ClaimGuard(store, decision=ThresholdDecision(1.0, ranker=ranker), shift=shift, reader=reader)
         for i, a in enumerate(_analyse_all(guard, dev)):
             if f == -1:
                 rows[i].x, rows[i].meta = a.features, a.evidence
@@ -271,13 +276,6 @@ def _paper_rows(guard: ClaimGuard, queries: list[PaperQuery]) -> list[Row]:
                             lang=q.lang, x=features(a.context), matched=a.claim.id, right=a.claim.id == q.claim_id,
                             meta=_evidence(guard, a, 0)))
     return rows
-
-
-def claim_key(text: str) -> str:
-    """A claim's text with case, quotes and punctuation ignored: the CheckThat-2020 claims
-    hold 184 groups of such copies (369 claims: ""x"" next to 'x'), which the qrels never
-    name together."""
-    return " ".join(re.sub(r"[^\w\s]", " ", text.lower()).split())
 
 
 def _tweet_rows(guard: ClaimGuard, tweets: list[TweetQuery]) -> list[Row]:
@@ -334,7 +332,8 @@ def _tweet_form_rows(store: ClaimStore, dev: DevSet, fit_shift, ranker, folds: n
                 attack=f"{q.attack} as tweet", lang=q.lang, x=np.zeros(len(FEATURES)), fold=int(folds[i]))
             for i, q in enumerate(dev.queries)]
     for f in [*range(FOLDS), -1]:
-        fold_guard = ClaimGuard(store, decision=ThresholdDecision(1.0, ranker=ranker), shift=fit_shift(folds != f))
+        fold_guard = ClaimGuard(store, decision=ThresholdDecision(1.0, ranker=ranker), shift=fit_shift(folds != f),
+                                reader=guard.reader)
         analysed = [a for i in range(0, len(texts), 64) for a in fold_guard.analyse(texts[i : i + 64])]
         for row, q, a in zip(rows, dev.queries, analysed):
             assert a is not None and a.context is not None and a.claim is not None
@@ -364,11 +363,13 @@ def _evidence(guard: ClaimGuard, a, j: int, keep: np.ndarray | None = None) -> d
 def _fit_decision(
     store: ClaimStore, ct_store: ClaimStore | None, ct: CheckThat | None, dev: DevSet, extra: list[Claim],
     true_pool: list[Claim], paper: int, settings: Settings, log: RunLog, embedder_spec: str, console: Console,
-    checkthat_only: bool = False,
-) -> LogisticDecision:
-    """The ranker (CheckThat train, C on CheckThat dev), then one decision over dev, paper and
-    CheckThat-train rows: outer CV grouped by claim (nested C), leave-one-source-out, and
-    the final fit on everything. Returns the final decision (with shift and ranker)."""
+    checkthat_only: bool = False, reader_dir: Path | None = None,
+) -> tuple[LogisticDecision, PairReader | None]:
+    """The ranker (CheckThat train, C on CheckThat dev), with `reader_dir` the pair reader
+    (trained there on CheckThat train unless one is there already), then one decision over
+    dev, paper and CheckThat-train rows: outer CV grouped by claim (nested C),
+    leave-one-source-out, and the final fit on everything. Returns the final decision (with
+    shift and ranker) and the reader."""
     folds = np.array(_folds([q.group for q in dev.queries]))
     unshifted = ClaimGuard(store, decision=ThresholdDecision(1.0), ranking="dense", k_lexical=0, social=())
     shipped = _shipped_or_threshold(embedder_spec)
@@ -381,6 +382,7 @@ def _fit_decision(
         fit_shift = _shift_fitter(unshifted, dev)
         full_shift = fit_shift(np.ones(len(dev.queries), dtype=bool))
     ranker = None
+    reader = None
     ct_rows: list[Row] = []
     if ct is not None and ct_store is not None:
         # CheckThat first: its retrieval results are logged before the slower dev-set parts.
@@ -393,8 +395,13 @@ def _fit_decision(
             import dataclasses
 
             console.print("--checkthat-only: the shipped decision with the new ranker, no cross-source fit")
-            return dataclasses.replace(shipped, ranker=ranker)  # type: ignore[type-var]
+            return dataclasses.replace(shipped, ranker=ranker), None  # type: ignore[type-var]
+        if reader_dir is not None:
+            reader = load_or_train_reader(reader_dir, learned, ct.queries["train"], settings.seed, log, console)
+            learned = ClaimGuard(ct_store, decision=ThresholdDecision(1.0, shift=full_shift, ranker=ranker), reader=reader)
         ct_rows = _tweet_rows(learned, ct.queries["train"])
+    elif reader_dir is not None:
+        raise ConfigError(f"--reader trains on CheckThat-2020 train tweets: put them in the data directory's {CHECKTHAT}")
     if fit_shift is None:
         fit_shift = _shift_fitter(unshifted, dev)
     naive = _analyse_all(unshifted, dev)
@@ -403,9 +410,9 @@ def _fit_decision(
     cutoffs = _naive_cutoffs(naive_s1, y_dev, folds)
     for i, q in enumerate(dev.queries):
         log.write("naive", key=q.qid, qid=q.qid, threshold_cv=bool(naive_s1[i] >= cutoffs[folds[i]]))
-    rows = _dev_rows(store, dev, fit_shift, ranker, log, console, naive, folds)
+    rows = _dev_rows(store, dev, fit_shift, ranker, log, console, naive, folds, reader)
     paper_queries_ = paper_queries(extra, true_pool, paper, settings.seed) if paper > 0 else []
-    guard = ClaimGuard(store, decision=ThresholdDecision(1.0, shift=full_shift, ranker=ranker))
+    guard = ClaimGuard(store, decision=ThresholdDecision(1.0, shift=full_shift, ranker=ranker), reader=reader)
     rows += _paper_rows(guard, paper_queries_) + ct_rows
     rows += _tweet_form_rows(store, dev, fit_shift, ranker, folds, guard, paper_queries_)
     assign_folds([r for r in rows if r.source != "devset"])
@@ -413,35 +420,44 @@ def _fit_decision(
         log.write("row", key=f"{r.source}:{r.key}", source=r.source, label=r.label, attack=r.attack, lang=r.lang,
                   group=r.group, fold=r.fold, x=r.x.tolist(), x_by_fold={f: v.tolist() for f, v in r.x_by_fold.items()},
                   evidence=r.meta, matched=r.matched, right=r.right)
-    # The session-4 decision (no social features, every cell weighing the same) next to the
-    # one fitted now, on the same rows and folds: the "without" of the comparison.
-    _, plain_flags, _ = cross_validate(rows, PLAIN_FIT)
-    for source in SOURCES:
-        for attack in sorted({r.attack for r in rows if r.source == source}) + ["all"]:
-            sub = [(r, f) for r, f in zip(rows, plain_flags) if r.source == source and attack in ("all", r.attack)]
-            pos, neg = [f for r, f in sub if r.label], [not f for r, f in sub if not r.label]
-            log.write("pooled_plain", key=f"{source}:{attack}", source=source, attack=attack,
-                      false_acc=float(np.mean(pos)) if pos else None, factual_acc=float(np.mean(neg)) if neg else None,
-                      n_false=len(pos), n_true=len(neg))
-    scores, flags, chosen = cross_validate(rows, DECISION_FIT)
+    # The "without" of each comparison, on the same rows and folds: the session-4 decision (no
+    # social features) and, with a reader, the decision `bench claims` fits without one.
+    _log_variant("pooled_plain", rows, PLAIN_FIT, log)
+    fit = DECISION_FIT
+    if reader is not None:
+        _log_variant("pooled_noreader", rows, DECISION_FIT, log)
+        fit = READER_FIT
+    scores, flags, chosen = cross_validate(rows, fit)
     log.write("pooled_cv", key="pooled", c_per_fold=chosen, sources={s: sum(r.source == s for r in rows) for s in SOURCES},
-              fit={"features": list(DECISION_FIT.names), "cell_weight": [list(c) for c in DECISION_FIT.cell_weight]})
+              fit={"features": list(fit.names), "cell_weight": [list(c) for c in fit.cell_weight]})
     for r, score, flag in zip(rows, scores, flags):
         if r.source == "devset" and not r.key.endswith(TWEET_FORM):
             log.write("decision", key=r.key, qid=r.key, logistic_cv_score=float(score), logistic_cv=bool(flag))
         else:
             log.write("pooled", key=r.key, source=r.source, label="false" if r.label else "true", attack=r.attack,
                       lang=r.lang, group=r.group, flagged=bool(flag), score=float(score), matched=r.matched, right=r.right)
-    for source, (labels, predicted) in leave_one_source_out(rows, DECISION_FIT).items():
+    for source, (labels, predicted) in leave_one_source_out(rows, fit).items():
         log.write("loso", key=source, source=source,
                   false_acc=float(predicted[labels].mean()) if labels.any() else None,
                   factual_acc=float((~predicted[~labels]).mean()) if (~labels).any() else None,
                   n_false=int(labels.sum()), n_true=int((~labels).sum()))
-    final, c = fit_final(rows, DECISION_FIT, embedder=embedder_spec, shift=full_shift, ranker=ranker,
+    final, c = fit_final(rows, fit, embedder=embedder_spec, shift=full_shift, ranker=ranker,
                          trained_on=f"{len(rows)} rows: " + ", ".join(f"{s} {sum(r.source == s for r in rows)}" for s in SOURCES))
     log.write("model", coef=dict(zip(final.names, final.coef)), intercept=final.intercept, c=c)
     console.print(f"decision fitted across sources ({len(rows)} rows, C={c})")
-    return final
+    return final, reader
+
+
+def _log_variant(kind: str, rows: list[Row], fit, log: RunLog) -> None:
+    """Out-of-fold accuracies of another decision on the same rows and folds, per cell."""
+    _, flags, _ = cross_validate(rows, fit)
+    for source in SOURCES:
+        for attack in sorted({r.attack for r in rows if r.source == source}) + ["all"]:
+            sub = [(r, f) for r, f in zip(rows, flags) if r.source == source and attack in ("all", r.attack)]
+            pos, neg = [f for r, f in sub if r.label], [not f for r, f in sub if not r.label]
+            log.write(kind, key=f"{source}:{attack}", source=source, attack=attack,
+                      false_acc=float(np.mean(pos)) if pos else None, factual_acc=float(np.mean(neg)) if neg else None,
+                      n_false=len(pos), n_true=len(neg))
 
 
 def _naive_cutoffs(scores: np.ndarray, y: np.ndarray, folds: np.ndarray) -> dict[int, float]:
