@@ -19,6 +19,16 @@ def test_precedence_defaults_file_env_cli(tmp_path, monkeypatch):
     assert (s.llm.model, s.llm.temperature, s.llm.seed) == ("local/qwen2.5-0.5b", 0.5, 0)
 
 
+def test_an_empty_environment_variable_is_not_set(tmp_path, monkeypatch):
+    # an empty path once meant "the current directory": a cache file wherever a command ran
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "misguard.toml").write_text('[embed]\ncache_dir = "/var/cache/misguard"\n')
+    monkeypatch.setenv("MISGUARD_EMBED__CACHE_DIR", "")
+    assert str(load_settings().embed.cache_dir) == "/var/cache/misguard"
+    (tmp_path / "misguard.toml").unlink()
+    assert load_settings().embed.cache_dir is None
+
+
 def test_unknown_keys_are_errors(tmp_path, monkeypatch):
     bad = tmp_path / "bad.toml"
     bad.write_text("[llm]\nmodle = 'mock'\n")

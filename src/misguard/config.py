@@ -171,6 +171,9 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(
         env_prefix=ENV_PREFIX,
         env_nested_delimiter="__",
+        # `MISGUARD_EMBED__CACHE_DIR=` means "not set", not "the current directory" (an
+        # empty path put an embedding cache in whatever directory the command ran from).
+        env_ignore_empty=True,
         extra="forbid",
         validate_assignment=True,
     )
