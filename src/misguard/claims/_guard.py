@@ -17,7 +17,7 @@ import numpy as np
 from ..errors import ConfigError, DataError
 from ..types import Candidate, Claim, Evidence, Verdict, VerdictLabel
 from ._crawl import Chunk, crawl
-from ._detect import Decision, LLMJudge, MatchContext, default_decision, features, script_of
+from ._detect import Decision, LLMJudge, LogisticDecision, MatchContext, default_decision, features, script_of
 from ._rank import RANKINGS, dense_scores, rank_scores, reciprocal_ranks
 from ._reader import PairReader
 from ._shift import LanguageShift
@@ -105,9 +105,14 @@ class ClaimGuard:
             )
         self._direction = self.shift.direction if self.shift is not None else None
         self.judge = judge
-        if reader is None and "reader_en" in getattr(self.decision, "names", ()):
+        reads = "reader_en" in getattr(self.decision, "names", ())
+        if reader is None and reads:
             raise ConfigError("this decision reads a pair reader: pass --reader DIR (trained by "
                               "`misguard bench claims --reader DIR`)")
+        if reader is not None and not reads and isinstance(self.decision, LogisticDecision):
+            # Its score would cost a forward pass per text and change nothing.
+            raise ConfigError("this decision was fitted without a pair reader: drop --reader, or pass the "
+                              "--decision that `misguard bench claims --reader DIR --save-model FILE` wrote")
         self.reader = reader
         if judge_band is not None and not 0.0 <= judge_band[0] < judge_band[1] <= 1.0:
             raise ConfigError(f"judge band {judge_band} is not 0 <= low < high <= 1")

@@ -1,5 +1,6 @@
 """The claim benchmark end to end on the shared dev set, with a fast embedder."""
 
+import dataclasses
 import io
 import json
 
@@ -145,8 +146,14 @@ def test_decision_with_a_pair_reader(shared_data, tmp_path, monkeypatch):
     try:
         with pytest.raises(ConfigError, match="--reader"):
             ClaimGuard(store, decision=decision)
-        guard = ClaimGuard(store, decision=decision, reader=PairReader.load(reader_dir))
+        reader = PairReader.load(reader_dir)
+        guard = ClaimGuard(store, decision=decision, reader=reader)
         verdict = guard.check("RT @someone: 5G towers spread the coronavirus https://t.co/abc")
         assert 0.0 <= verdict.score <= 1.0 and guard.describe()["reader"]["halves"] == 2
+        # a decision fitted without the reader would never read its score
+        without_reader = dataclasses.replace(decision, names=decision.names[:-1], mean=decision.mean[:-1],
+                                             scale=decision.scale[:-1], coef=decision.coef[:-1])
+        with pytest.raises(ConfigError, match="without a pair reader"):
+            ClaimGuard(store, decision=without_reader, reader=reader)
     finally:
         store.close()

@@ -28,7 +28,6 @@ import io
 import json
 import pstats
 import random
-import re
 import resource
 import statistics
 import tempfile
@@ -51,7 +50,6 @@ from ...claims import (
     OfflineTopicClassifier,
     ThresholdDecision,
     features,
-    fit_logistic,
 )
 from ...claims._rank import pairs_without, rank_scores
 from ...claims._reader import PairReader
@@ -64,7 +62,9 @@ from ...types import Claim
 from ._checkthat import (
     analyse_tweets, build_checkthat_store, check_tweets, choose_ranker, load_or_train_reader, social_ablation, views_sweep,
 )
-from ._data import CHECKTHAT, CheckThat, claim_key, DevSet, TweetQuery, load_checkthat, load_devset, load_distractors, resolve_data_dir
+from ._data import (
+    CHECKTHAT, CheckThat, DevSet, TweetQuery, claim_key, load_checkthat, load_devset, load_distractors, resolve_data_dir,
+)
 from ._paper import PaperQuery, load_true_claims, paper_queries, run_paper
 from ._pooled import DECISION_FIT, PLAIN_FIT, READER_FIT, SOURCES, Row, assign_folds, cross_validate, fit_final, leave_one_source_out
 from ._report import render_tables
