@@ -245,7 +245,7 @@ def bench_claims(
     checkthat_only: Annotated[bool, typer.Option("--checkthat-only", help="Only the CheckThat-2020 parts: ranker, rankings, normalisation steps, and the shipped decision with the new ranker on the dev/test tweets.")] = False,
     judge_band: Annotated[Optional[str], typer.Option(help="LOW,HIGH: also the paper's judge (prompt 2, --llm) on texts whose out-of-fold offline score is in [LOW, HIGH), at most --judge-limit per source.")] = None,
     only: Annotated[Optional[str], typer.Option(help="Only one part: 'speed' (shipped decision; in-process and through the CLI), 'judge-band' (on the decision results of OUTPUT's run log) or 'decision' (the ranker, the cross-source decision and the CheckThat dev/test tweets through it; no ablations, routing or speed).")] = None,
-    reader: Annotated[Optional[Path], typer.Option(help="Pair reader directory: trained there on CheckThat-2020 train (cross-fitted halves, ~15 min on 2 cores) unless it holds one; the decision then reads its score (save it with --save-model, check with --decision and --reader). Needs the st extra.")] = None,
+    reader: Annotated[Optional[Path], typer.Option(help="Pair reader directory: trained there on CheckThat-2020 train (cross-fitted halves, about 25 min on 2 cores) unless it holds one; the decision then reads its score (save it with --save-model, check with --decision and --reader). Needs the st extra.")] = None,
 ) -> None:
     """CheckThat-2020 retrieval (MAP@5, P@1, MRR), one decision fitted across the dev set,
     paper-style LIAR/Snopes attacks and CheckThat train, reported per source and cell;
