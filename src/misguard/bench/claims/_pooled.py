@@ -76,7 +76,8 @@ class Fit:
 
 #: Session 4's decision: no social features, every (source, class) cell weighing the same.
 PLAIN_FIT = Fit(names=FEATURES_PLAIN)
-#: The decision `bench claims` fits and saves: with the social features, every cell
+#: The decision `bench claims` fits and saves (shipped as the e5 default since session 16,
+#: docs/BENCHMARKS.md): with the social features, every cell
 #: weighing the same, on rows that include the dev and paper queries in tweet form (see
 #: `_run.TWEET_TAILS`). Weighing the CheckThat negative cell at 0.25 (chosen on the CheckThat
 #: dev tweets before the tweet-form rows existed) flagged 89.9% of the test tweets but also
