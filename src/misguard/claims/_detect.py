@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import math
 import re
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -199,8 +198,7 @@ class LogisticDecision:
     def score(self, x: np.ndarray) -> float:
         x = np.asarray(x, dtype=np.float64)[self._columns]
         z = (x - np.asarray(self.mean)) / np.asarray(self.scale)
-        logit = float(z @ np.asarray(self.coef) + self.intercept)
-        return 1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, logit))))
+        return probability(float(z @ np.asarray(self.coef) + self.intercept))
 
     @property
     def threshold(self) -> float:

@@ -111,7 +111,8 @@ class PairReader:
         self.meta = meta
         self._models = models
         self._tokenizer = tokenizer
-        self._seen = [set(s) for s in meta["seen"]]
+        # Text digest -> its half: the model of that half never saw it.
+        self._half_of = {key: k for k, keys in enumerate(meta["held_out"]) for key in keys}
         self._torch = _torch()[0]
         self._cache: dict[tuple[str, str], float] = {}
 
@@ -132,12 +133,9 @@ class PairReader:
         return cls(path, meta, models, tokenizer)
 
     def model_for(self, text: str) -> int:
-        """The half that did not see `text` (for unseen texts: the one its hash picks)."""
+        """The model that did not see `text` (for unseen texts: the one its hash picks)."""
         key = digest(text)
-        for k, seen in enumerate(self._seen):
-            if key in seen:
-                return (k + 1) % len(self._models)
-        return int(key, 16) % len(self._models)
+        return self._half_of.get(key, int(key, 16) % len(self._models))
 
     def score(self, text: str, claim: str) -> float:
         """Logit that `text` repeats `claim` (higher: more likely)."""
@@ -147,25 +145,25 @@ class PairReader:
         """Logits of (text, claim) pairs: each scored by its text's model, in batches;
         pairs scored before come from a bounded cache (the benchmark reads the same
         pairs under every fold)."""
+        found = {pair: self._cache[pair] for pair in pairs if pair in self._cache}
         todo: dict[int, list[tuple[str, str]]] = {}
         for pair in dict.fromkeys(pairs):
-            if pair not in self._cache:
+            if pair not in found:
                 todo.setdefault(self.model_for(pair[0]), []).append(pair)
-        torch = self._torch
         for k, items in todo.items():
             for i in range(0, len(items), SCORE_BATCH):
                 batch = items[i : i + SCORE_BATCH]
                 enc = self._tokenizer([t for t, _ in batch], [c for _, c in batch], truncation=True,
                                       max_length=self.meta["max_length"], padding=True, return_tensors="pt")
-                with torch.no_grad():
-                    logits = self._models[k](**enc).logits[:, 0].tolist()
-                if len(self._cache) > CACHE_SIZE:
-                    self._cache.clear()
-                self._cache.update(zip(batch, map(float, logits)))
-        return [self._cache[pair] for pair in pairs]
+                with self._torch.no_grad():
+                    found.update(zip(batch, map(float, self._models[k](**enc).logits[:, 0].tolist())))
+        if len(self._cache) + len(found) > CACHE_SIZE:
+            self._cache.clear()
+        self._cache.update(found)
+        return [found[pair] for pair in pairs]
 
     def describe(self) -> dict[str, object]:
-        return {"path": str(self.path), **{k: v for k, v in self.meta.items() if k != "seen"}}
+        return {"path": str(self.path), **{k: v for k, v in self.meta.items() if k != "held_out"}}
 
 
 def probability(logit: float) -> float:
@@ -200,8 +198,8 @@ def train_reader(
         "base": base, "halves": HALVES, "max_length": training.max_length, "trained_on": trained_on,
         "training": training.__dict__, "examples": len(examples), "positives": sum(e.label for e in examples),
         "seconds": round(time.perf_counter() - started, 1),
-        # model k was trained on every half but k: its texts are scored by another model
-        "seen": [sorted({digest(e.text) for e, h in zip(examples, halves) if h != k}) for k in range(HALVES)],
+        # model k was trained on every half but k, so it scores half k's texts
+        "held_out": [sorted({digest(e.text) for e, h in zip(examples, halves) if h == k}) for k in range(HALVES)],
     }
     (output / READER_FILE).write_text(json.dumps(meta), encoding="utf-8")
     return PairReader.load(output)
