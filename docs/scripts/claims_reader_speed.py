@@ -3,7 +3,7 @@ train + dev tweets against a CheckThat store, with the decision fitted without a
 with the one fitted with it (`--decision D --reader R`), alternated three times; texts/s
 (process start and model loading included) and the median ratio.
 
-    python docs/scripts/claims_reader_speed.py STORE DECISION_WITHOUT DECISION_WITH READER_DIR
+    python docs/scripts/claims_reader_speed.py STORE DECISION_WITHOUT DECISION_WITH READER   (a directory or an embedder spec: st/minilm)
 """
 import json
 import statistics

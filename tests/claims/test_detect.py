@@ -42,12 +42,11 @@ def test_features_follow_the_declared_order():
     assert tweet["social"] == 1.0 and tweet["s1_social"] == pytest.approx(0.9)
 
 
-def test_reader_feature_is_its_probability_for_english_texts_only():
+def test_reader_feature_is_its_value_for_english_texts_only():
     assert dict(zip(FEATURES, features(_ctx())))["reader_en"] == 0.0  # no reader
-    read = dict(zip(FEATURES, features(_ctx(reader=2.0))))
-    assert read["reader_en"] == pytest.approx(1 / (1 + np.exp(-2.0)))
-    # the reader's base model reads English only: other languages get no score
-    assert dict(zip(FEATURES, features(_ctx(reader=2.0, language="fr"))))["reader_en"] == 0.0
+    assert dict(zip(FEATURES, features(_ctx(reader=0.8))))["reader_en"] == pytest.approx(0.8)
+    # the bundled readers read English only: other languages get no score
+    assert dict(zip(FEATURES, features(_ctx(reader=0.8, language="fr"))))["reader_en"] == 0.0
 
 
 def test_a_decision_that_reads_the_reader_needs_one(tmp_path, store):
@@ -128,6 +127,12 @@ def test_shipped_decision_exists_for_e5_only():
     assert isinstance(model, LogisticDecision) and len(model.coef) == len(model.names)
     with pytest.raises(ConfigError, match="--decision"):
         default_decision("hashing/256")
+
+
+def test_shipped_decision_with_the_minilm_reader_names_it():
+    model = default_decision("e5/multilingual-e5-small-q4", "st/minilm")
+    assert model.names[-1] == "reader_en" and model.reader == {"kind": "embedding", "embedder": "st/minilm"}
+    assert model.coef[model.names.index("reader_en")] > 0
 
 
 def test_guard_without_a_fitted_model_says_what_to_do(store):

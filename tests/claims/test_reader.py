@@ -2,6 +2,7 @@
 model, two tiny halves), loading, and which half scores which text."""
 
 import json
+import math
 
 import pytest
 
@@ -61,6 +62,12 @@ def test_reload_scores_the_same_one_by_one_or_in_batches(reader):
     assert batched == pytest.approx(single, abs=1e-4)
     assert reader.score(*pairs[0]) == pytest.approx(single[0], abs=1e-4)
     assert "held_out" not in reader.describe() and reader.describe()["base"] == "minilm"
+
+
+def test_the_decision_reads_the_probability_of_the_logit(reader):
+    pairs = [(t, c) for t, c, *_ in PAIRS[:3]]
+    assert reader.read_many(pairs) == pytest.approx([1 / (1 + math.exp(-x)) for x in reader.score_many(pairs)])
+    assert reader.identity()["kind"] == "cross-encoder" and reader.identity()["trained_on"] == "unit test"
 
 
 def test_loading_a_directory_without_a_reader_says_how_to_train_one(tmp_path):

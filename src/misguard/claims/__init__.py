@@ -24,7 +24,7 @@ from ._detect import (
 from ._guard import MAX_CHARS, Analysis, ClaimGuard, DocumentReport, JudgeAgent, Notification, verdict_row
 from ._ingest import FORMATS, detect_format, read_claims, stable_id, to_claimreview
 from ._rank import RANK_FEATURES, RANKINGS, LinearRanker, average_precision_at, fit_ranker, reciprocal_rank
-from ._reader import PairReader, ReaderExample, ReaderTraining, train_reader
+from ._reader import EmbeddingReader, PairReader, ReaderExample, ReaderTraining, load_reader, train_reader
 from ._redteam import ATTACKS, LANGUAGES, AttackGenerator, mcq_template, wrap
 from ._shift import LanguageShift
 from ._social import STEPS as SOCIAL_STEPS
@@ -39,7 +39,7 @@ __all__ = [
     "normalize_social", "reciprocal_rank",
     "ATTACKS", "FALSE_LIKE", "FEATURES", "FORMATS", "LANGUAGES", "MAX_CHARS", "TOPICS",
     "Analysis", "AttackGenerator", "Chunk", "ClaimGuard", "ClaimStore", "Decision", "DocumentReport",
-    "IngestReport", "PairReader", "ReaderExample", "ReaderTraining", "train_reader", "JudgeAgent", "LLMJudge", "LanguageShift", "LLMTopicClassifier", "LogisticDecision",
+    "IngestReport", "EmbeddingReader", "PairReader", "load_reader", "ReaderExample", "ReaderTraining", "train_reader", "JudgeAgent", "LLMJudge", "LanguageShift", "LLMTopicClassifier", "LogisticDecision",
     "MatchContext", "Notification", "OfflineTopicClassifier", "ThresholdDecision",
     "clean_text", "crawl", "default_decision", "detect_format", "extract_text", "features",
     "fit_logistic", "guess_language", "load_decision", "mcq_template", "normalize_verdict",

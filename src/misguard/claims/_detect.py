@@ -57,8 +57,9 @@ FEATURES: tuple[str, ...] = (
     # claim written plainly: one offset and one slope on s1 for it, like a language group.
     "social",
     "s1_social",
-    # The pair reader's probability that the text repeats the claim (`_reader`; 0 without
-    # a reader, and for texts not in English: its base model reads English only).
+    # The pair reader's value for the text and its matched claim (`_reader`: the
+    # cross-encoder's probability or a second embedder's cosine); 0 without a reader, and
+    # for texts not in English: the bundled readers read English only.
     "reader_en",
 )
 #: The features of decisions fitted without a pair reader (their files name these).
@@ -88,7 +89,7 @@ class MatchContext:
     claim_generic: float = 0.0
     #: the social-media normalisation changed the text
     social: bool = False
-    #: the pair reader's logit that the text repeats the claim (None: no reader)
+    #: the pair reader's value for the pair, in [0, 1] (None: no reader)
     reader: float | None = None
 
 
@@ -105,7 +106,7 @@ def features(ctx: MatchContext) -> np.ndarray:
     group = ctx.language if ctx.language in LANGUAGE_GROUPS else "other"
     onehot = [1.0 if group == g else 0.0 for g in LANGUAGE_GROUPS]
     social = 1.0 if ctx.social else 0.0
-    reader = probability(ctx.reader) if ctx.reader is not None and group == "en" else 0.0
+    reader = ctx.reader if ctx.reader is not None and group == "en" else 0.0
     return np.array(
         [
             ctx.s1, ctx.body, ctx.support, ctx.votes, ctx.s1 - ctx.query_generic, ctx.s1 - ctx.claim_generic, lexical * latin, clash, hit, names * latin,
@@ -188,6 +189,9 @@ class LogisticDecision:
     #: the features it reads (decisions fitted before "social" read `FEATURES_PLAIN`,
     #: without a pair reader `FEATURES_NO_READER`)
     names: tuple[str, ...] = FEATURES_NO_READER
+    #: the reader it was fitted with (`describe()` of it, without paths); None for files
+    #: written before readers were recorded (a cross-encoder directory)
+    reader: dict | None = None
 
     def __post_init__(self) -> None:
         unknown = [n for n in self.names if n not in FEATURES]
@@ -207,7 +211,7 @@ class LogisticDecision:
     def describe(self) -> dict[str, object]:
         return {"name": self.name, "embedder": self.embedder, "threshold": self.cutoff, "trained_on": self.trained_on,
                 "language_shift": sorted(self.shift.to_dict()["centroids"]) if self.shift else None,  # type: ignore[call-overload]
-                "ranker": self.ranker.trained_on if self.ranker else None}
+                "ranker": self.ranker.trained_on if self.ranker else None, "reader": self.reader}
 
     def to_json(self) -> str:
         return json.dumps(
@@ -215,7 +219,7 @@ class LogisticDecision:
                 "features": list(self.names), "mean": self.mean, "scale": self.scale, "coef": self.coef,
                 "intercept": self.intercept, "threshold": self.cutoff, "embedder": self.embedder,
                 "trained_on": self.trained_on, "language_shift": self.shift.to_dict() if self.shift else None,
-                "ranker": self.ranker.to_dict() if self.ranker else None,
+                "ranker": self.ranker.to_dict() if self.ranker else None, "reader": self.reader,
             },
             indent=1,
         )
@@ -234,6 +238,7 @@ class LogisticDecision:
                 trained_on=str(data.get("trained_on", "")),
                 shift=LanguageShift.from_dict(data["language_shift"]) if data.get("language_shift") else None,
                 ranker=LinearRanker.from_dict(data["ranker"]) if data.get("ranker") else None, names=names,
+                reader=data.get("reader"),
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise ConfigError(f"{source} is not a decision model: {exc}") from None
@@ -242,6 +247,7 @@ class LogisticDecision:
 def fit_logistic(
     x: np.ndarray, y: np.ndarray, *, embedder: str, trained_on: str, c: float = 0.1, shift: LanguageShift | None = None,
     ranker: LinearRanker | None = None, sample_weight: np.ndarray | None = None, names: tuple[str, ...] = FEATURES_NO_READER,
+    reader: dict | None = None,
 ) -> LogisticDecision:
     """Fit the offline decision on features computed after `shift` (needs the `claims`
     extra for scikit-learn). `x` holds every one of `FEATURES`; the model reads `names`."""
@@ -260,18 +266,20 @@ def fit_logistic(
     return LogisticDecision(
         mean=mean.tolist(), scale=scale.tolist(), coef=model.coef_[0].tolist(),
         intercept=float(model.intercept_[0]), embedder=embedder, trained_on=trained_on, shift=shift, ranker=ranker,
-        names=tuple(names),
+        names=tuple(names), reader=reader,
     )
 
 
-def default_decision(embedder_spec: str) -> Decision:
-    """The shipped decision model for this embedder, if one exists."""
-    name = "decision-" + re.sub(r"[^a-z0-9]+", "-", embedder_spec.lower()).strip("-") + ".json"
+def default_decision(embedder_spec: str, reader_spec: str | None = None) -> Decision:
+    """The shipped decision model for this embedder (and embedding reader), if one exists."""
+    specs = [embedder_spec] + ([reader_spec] if reader_spec else [])
+    name = "decision-" + "-with-".join(re.sub(r"[^a-z0-9]+", "-", s.lower()).strip("-") for s in specs) + ".json"
     try:
         text = resources.files("misguard.claims").joinpath("data", name).read_text(encoding="utf-8")
     except FileNotFoundError:
+        reading = f" with reader {reader_spec!r}" if reader_spec else ""
         raise ConfigError(
-            f"No fitted decision model for embedder {embedder_spec!r}; fit one with "
+            f"No fitted decision model for embedder {embedder_spec!r}{reading}; fit one with "
             "`misguard bench claims --save-model FILE` and pass it with --decision FILE"
         ) from None
     return LogisticDecision.from_json(text, name)

@@ -19,7 +19,7 @@ from ..types import Candidate, Claim, Evidence, Verdict, VerdictLabel
 from ._crawl import Chunk, crawl
 from ._detect import Decision, LLMJudge, LogisticDecision, MatchContext, default_decision, features, script_of
 from ._rank import RANKINGS, dense_scores, rank_scores, reciprocal_ranks
-from ._reader import PairReader
+from ._reader import EmbeddingReader, Reader, load_reader
 from ._shift import LanguageShift
 from ._social import DEFAULT_STEPS, normalize_social
 from ._store import ClaimStore
@@ -92,11 +92,13 @@ class ClaimGuard:
         k_output: int = CANDIDATES_OUT,
         sentence_words: int = SENTENCE_WORDS,
         judge_band: tuple[float, float] | None = None,
-        reader: PairReader | None = None,
+        reader: Reader | None = None,
     ) -> None:
         self.store = store
         self.embedder = store.embedder
-        self.decision = decision or default_decision(self.embedder.spec)
+        # An embedding reader without a decision picks the shipped decision fitted with it.
+        self.decision = decision or default_decision(
+            self.embedder.spec, reader.embedder.spec if isinstance(reader, EmbeddingReader) else None)
         self.shift = shift if shift is not None else self.decision.shift
         if self.shift is not None and self.shift.dim != self.embedder.dim:
             raise ConfigError(
@@ -106,9 +108,16 @@ class ClaimGuard:
         self._direction = self.shift.direction if self.shift is not None else None
         self.judge = judge
         reads = "reader_en" in getattr(self.decision, "names", ())
+        fitted_with = getattr(self.decision, "reader", None)
+        if reader is None and reads and fitted_with and fitted_with.get("kind") == EmbeddingReader.kind:
+            # An embedding reader needs no directory: build the one the decision names.
+            reader = load_reader(str(fitted_with["embedder"]), self.embedder.settings)
         if reader is None and reads:
             raise ConfigError("this decision reads a pair reader: pass --reader DIR (trained by "
                               "`misguard bench claims --reader DIR`)")
+        if reader is not None and fitted_with and reader.identity() != fitted_with:
+            raise ConfigError(f"this decision was fitted with the reader {fitted_with}, not {reader.identity()}; "
+                              "pass that reader or the decision fitted with this one")
         if reader is not None and not reads and isinstance(self.decision, LogisticDecision):
             # Its score would cost a forward pass per text and change nothing.
             raise ConfigError("this decision was fitted without a pair reader: drop --reader, or pass the "
@@ -301,9 +310,9 @@ class ClaimGuard:
         if self.reader is not None:
             # One batched pass of the reader over every matched pair (select left it out).
             matched = [a for a in out if a.context is not None]
-            logits = self.reader.score_many([(a.context.text, a.context.claim_text) for a in matched])  # type: ignore[union-attr]
-            for a, logit in zip(matched, logits):
-                a.context = replace(a.context, reader=logit)  # type: ignore[arg-type]
+            values = self.reader.read_many([(a.context.text, a.context.claim_text) for a in matched])  # type: ignore[union-attr]
+            for a, value in zip(matched, values):
+                a.context = replace(a.context, reader=value)  # type: ignore[arg-type]
         return out
 
     def _analyse(
@@ -376,7 +385,7 @@ class ClaimGuard:
             votes=float((sims.argmax(axis=1) == j).mean()), text=body_text, claim_text=claim.text,
             segment_kind=analysis.segment.kind, script=script_of(body_text), language=analysis.body_language,
             query_generic=query_generic, claim_generic=claim_generic, social=p.social,
-            reader=self.reader.score(body_text, claim.text) if self.reader is not None and read else None,
+            reader=self.reader.read_many([(body_text, claim.text)])[0] if self.reader is not None and read else None,
         )
 
     def _pair_features(

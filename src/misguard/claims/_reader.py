@@ -1,5 +1,15 @@
-"""Pair reader: a cross-encoder that reads a text and a candidate claim together and scores
-whether the text repeats the claim.
+"""Pair readers: a second opinion on whether a text repeats its matched claim, read by the
+decision as the feature `reader_en` (a value in [0, 1], higher: more likely).
+
+Two kinds, both loaded by `load_reader(spec)`:
+- `EmbeddingReader` (a spec such as `st/minilm`): the cosine of the text and the claim under
+  another embedder, untrained. The bundled English all-MiniLM-L6-v2 separates CheckThat-2020
+  tweets from tweets whose claim is not stored better than e5's own cosine (ROC AUC 0.868
+  vs 0.794, docs/BENCHMARKS.md, issue 12, session 17).
+- `PairReader` (a directory): the cross-encoder below.
+
+The cross-encoder reads a text and a candidate claim together and scores whether the text
+repeats the claim.
 
 Why: the decision's features (cosines, word overlaps, names, numbers) do not separate a
 tweet that repeats a fact-check from a tweet whose fact-check is not stored: both sit at
@@ -28,6 +38,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
+from ..config import EmbedSettings
+from ..embed import Embedder
 from ..errors import ConfigError, MissingExtraError
 
 READER_FILE = "reader.json"
@@ -162,8 +176,68 @@ class PairReader:
         self._cache.update(found)
         return [found[pair] for pair in pairs]
 
+    def read_many(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
+        """The decision's feature for each pair: the probability that the text repeats the claim."""
+        return [probability(logit) for logit in self.score_many(pairs)]
+
+    def identity(self) -> dict[str, object]:
+        """What a decision fitted with this reader records of it (no paths)."""
+        return {"kind": "cross-encoder", "base": self.meta.get("base"), "trained_on": self.meta.get("trained_on")}
+
     def describe(self) -> dict[str, object]:
-        return {"path": str(self.path), **{k: v for k, v in self.meta.items() if k != "held_out"}}
+        return {"kind": "cross-encoder", "path": str(self.path),
+                **{k: v for k, v in self.meta.items() if k != "held_out"}}
+
+
+class EmbeddingReader:
+    """The cosine of a text and its matched claim under a second embedder (no training).
+
+    Texts are embedded as queries and claims as passages, like the store's own embedder;
+    both go through the embedder's caches, so a claim matched again costs nothing."""
+
+    kind = "embedding"
+
+    def __init__(self, embedder: Embedder) -> None:
+        self.embedder = embedder
+
+    def read_many(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
+        if not pairs:
+            return []
+        texts = self.embedder.embed([t for t, _ in pairs], "query")
+        claims = self.embedder.embed([c for _, c in pairs], "passage")
+        return [float(v) for v in np.einsum("ij,ij->i", texts, claims)]
+
+    def identity(self) -> dict[str, object]:
+        return {"kind": self.kind, "embedder": self.embedder.spec}
+
+    def describe(self) -> dict[str, object]:
+        return {**self.identity(), "embedder_build": self.embedder.describe()}
+
+
+#: What the guard needs of a reader.
+Reader = PairReader | EmbeddingReader
+
+
+def load_reader(spec: str | Path, settings: EmbedSettings | None = None) -> Reader:
+    """A reader from `spec`: a directory holding a trained pair reader (`reader.json`), or
+    an embedder spec (`st/minilm`) for an `EmbeddingReader`."""
+    text = str(spec)
+    if Path(text).is_dir():
+        return PairReader.load(text)
+    if is_embedder_spec(text):
+        from ..embed import get_embedder
+
+        return EmbeddingReader(get_embedder(text, settings))
+    raise ConfigError(f"--reader {text}: neither a pair reader directory nor an embedder spec "
+                      "(use e.g. st/minilm, or a directory `misguard bench claims --reader DIR` trained)")
+
+
+def is_embedder_spec(spec: str) -> bool:
+    """`spec` names an embedder (`backend/model`) and not an existing path."""
+    from ..embed import EMBEDDERS
+
+    backend, sep, model = spec.partition("/")
+    return bool(sep and model) and backend in EMBEDDERS and not Path(spec).exists()
 
 
 def probability(logit: float) -> float:
@@ -232,4 +306,4 @@ def _fit(torch, model, tokenizer, train: list[ReaderExample], training: ReaderTr
                 progress(f"epoch {epoch + 1}, step {step}/{steps}, loss {loss.item():.3f}")
 
 
-__all__ = ["PairReader", "ReaderExample", "ReaderTraining", "probability", "split_halves", "train_reader"]
+__all__ = ["EmbeddingReader", "PairReader", "Reader", "is_embedder_spec", "load_reader", "ReaderExample", "ReaderTraining", "probability", "split_halves", "train_reader"]

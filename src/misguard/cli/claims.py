@@ -98,8 +98,8 @@ def export(
 
 def _guard(settings: Settings, db: Path, decision: Path | None, threshold: float | None, judge: bool,
            judge_prompt: int, route_topics: bool, candidates: int = 5, ranking: str | None = None,
-           judge_band: str | None = None, reader: Path | None = None):
-    from ..claims import ClaimGuard, LLMJudge, PairReader, ThresholdDecision, load_decision
+           judge_band: str | None = None, reader: str | None = None):
+    from ..claims import ClaimGuard, LLMJudge, ThresholdDecision, load_decision, load_reader
     from ..llm import get_llm
 
     store = _store(settings, db)
@@ -115,7 +115,7 @@ def _guard(settings: Settings, db: Path, decision: Path | None, threshold: float
         raise ConfigError("--judge-band needs --judge")
     llm_judge = LLMJudge(get_llm(None, settings.llm), prompt=judge_prompt) if judge else None
     try:
-        pair_reader = PairReader.load(reader) if reader is not None else None
+        pair_reader = load_reader(reader, settings.embed) if reader is not None else None
         return ClaimGuard(store, decision=chosen, judge=llm_judge, route_topics=route_topics, k_output=candidates,
                           ranking=ranking, judge_band=band, reader=pair_reader)
     except ConfigError:
@@ -149,7 +149,7 @@ def check(
     batch_size: Annotated[int, typer.Option(help="Texts per batch with --input.")] = 64,
     candidates: Annotated[int, typer.Option("--candidates", min=0, max=100, help="Top-k candidate claims listed per text (ids and ranking scores).")] = 5,
     ranking: Annotated[Optional[str], typer.Option(help="Candidate ranking: dense, lexical, rrf or learned (default: learned when the decision ships a ranker, else dense).")] = None,
-    reader: Annotated[Optional[Path], typer.Option(help="A pair reader directory (trained by `bench claims --reader DIR`), for a --decision fitted with it; needs the st extra.")] = None,
+    reader: Annotated[Optional[str], typer.Option(help="A pair reader: an embedder spec (st/minilm: the shipped decision fitted with it is used unless --decision) or a directory trained by `bench claims --reader DIR` (with the --decision fitted with it); needs the st extra.")] = None,
 ) -> None:
     """Check text against the claim store: flagged or not, the matched claim, the evidence
     and the top candidate claims."""
@@ -245,7 +245,7 @@ def bench_claims(
     checkthat_only: Annotated[bool, typer.Option("--checkthat-only", help="Only the CheckThat-2020 parts: ranker, rankings, normalisation steps, and the shipped decision with the new ranker on the dev/test tweets.")] = False,
     judge_band: Annotated[Optional[str], typer.Option(help="LOW,HIGH: also the paper's judge (prompt 2, --llm) on texts whose out-of-fold offline score is in [LOW, HIGH), at most --judge-limit per source.")] = None,
     only: Annotated[Optional[str], typer.Option(help="Only one part: 'speed' (shipped decision; in-process and through the CLI), 'judge-band' (on the decision results of OUTPUT's run log) or 'decision' (the ranker, the cross-source decision and the CheckThat dev/test tweets through it; no ablations, routing or speed).")] = None,
-    reader: Annotated[Optional[Path], typer.Option(help="Pair reader directory: trained there on CheckThat-2020 train (cross-fitted halves, about 25 min on 2 cores) unless it holds one; the decision then reads its score (save it with --save-model, check with --decision and --reader). Needs the st extra.")] = None,
+    reader: Annotated[Optional[str], typer.Option(help="A pair reader whose score the decision reads: an embedder spec (st/minilm: its cosine, nothing to train) or a directory (a cross-encoder, trained there on CheckThat-2020 train unless it holds one: cross-fitted halves, about 25 min on 2 cores). Save the decision with --save-model, check with --decision and --reader. Needs the st extra.")] = None,
 ) -> None:
     """CheckThat-2020 retrieval (MAP@5, P@1, MRR), one decision fitted across the dev set,
     paper-style LIAR/Snopes attacks and CheckThat train, reported per source and cell;
@@ -262,5 +262,5 @@ def bench_claims(
         judge_limit=judge_limit, speed=speed, save_model=save_model, resume=resume, console=console,
         paper=paper, paper_translate=paper_translate, checkthat_limit=checkthat_limit,
         checkthat_train=checkthat_train, checkthat_only=checkthat_only, only=only,
-        judge_band=_band(judge_band), reader_dir=reader,
+        judge_band=_band(judge_band), reader=reader,
     )

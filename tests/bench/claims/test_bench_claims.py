@@ -135,7 +135,7 @@ def test_decision_with_a_pair_reader(shared_data, tmp_path, monkeypatch):
     out, reader_dir = tmp_path / "run", tmp_path / "reader"
     summary = run_claims_bench(settings, out, data_dir=shared_data, distractors=20, store_dir=None, judge=False,
                                judge_limit=0, speed=False, save_model=tmp_path / "m.json", resume=True,
-                               console=console, paper=4, checkthat_limit=10, only="decision", reader_dir=reader_dir)
+                               console=console, paper=4, checkthat_limit=10, only="decision", reader=str(reader_dir))
     assert (reader_dir / "reader.json").is_file() and summary["checkthat"]["test"]["n"] == 10
     # the comparison without the reader is on the same rows
     without = {f"{r['source']}: {r['attack']}": r for r in summary["pooled_noreader"]}
@@ -155,5 +155,30 @@ def test_decision_with_a_pair_reader(shared_data, tmp_path, monkeypatch):
                                              scale=decision.scale[:-1], coef=decision.coef[:-1])
         with pytest.raises(ConfigError, match="without a pair reader"):
             ClaimGuard(store, decision=without_reader, reader=reader)
+    finally:
+        store.close()
+
+
+def test_decision_with_an_embedding_reader(shared_data, tmp_path):
+    """`--reader st/minilm` (here any embedder spec): nothing to train; the saved decision
+    records the reader and the guard rebuilds it from the decision alone."""
+    from rich.console import Console
+
+    from misguard.claims import ClaimGuard, ClaimStore, EmbeddingReader, load_decision
+    from misguard.embed import get_embedder
+
+    settings = load_settings(embed={"model": "hashing/256"})
+    out = tmp_path / "run"
+    summary = run_claims_bench(settings, out, data_dir=shared_data, distractors=20, store_dir=None, judge=False,
+                               judge_limit=0, speed=False, save_model=tmp_path / "m.json", resume=True,
+                               console=Console(file=io.StringIO(), width=120), paper=4, checkthat_limit=10,
+                               only="decision", reader="hashing/64")
+    assert "pooled_noreader" in summary
+    decision = load_decision(tmp_path / "m.json")
+    assert decision.names[-1] == "reader_en" and decision.reader == {"kind": "embedding", "embedder": "hashing/64"}
+    store = ClaimStore.open(out / "store-checkthat", get_embedder("hashing/256"))
+    try:
+        guard = ClaimGuard(store, decision=decision)
+        assert isinstance(guard.reader, EmbeddingReader) and guard.reader.embedder.spec == "hashing/64"
     finally:
         store.close()

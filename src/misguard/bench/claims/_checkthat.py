@@ -33,8 +33,9 @@ from ...claims import (
     reciprocal_rank,
 )
 from ...claims._rank import rank_scores
-from ...claims._reader import READER_FILE, PairReader, ReaderExample, ReaderTraining, train_reader
+from ...claims._reader import READER_FILE, Reader, ReaderExample, ReaderTraining, is_embedder_spec, load_reader, train_reader
 from ...claims._social import DEFAULT_STEPS
+from ...config import Settings
 from ...runlog import RunLog
 from ._data import CheckThat, TweetQuery, claim_key
 
@@ -217,18 +218,20 @@ def reader_examples(guard: ClaimGuard, tweets: list[TweetQuery]) -> list[ReaderE
     return out
 
 
-def load_or_train_reader(path: Path, guard: ClaimGuard, tweets: list[TweetQuery], seed: int, log: RunLog,
-                         console: Console) -> PairReader:
-    """The pair reader in `path`, trained there first (on `tweets` and the candidates
-    `guard` ranks for them) when `path` holds none."""
-    if (path / READER_FILE).is_file():
-        reader = PairReader.load(path)
-        console.print(f"pair reader loaded from {path} ({reader.meta['trained_on']})")
+def load_or_train_reader(spec: str, settings: Settings, guard: ClaimGuard, tweets: list[TweetQuery],
+                         log: RunLog, console: Console) -> Reader:
+    """The reader `spec` names: an embedder spec (an `EmbeddingReader`, nothing to train), or
+    a directory, whose pair reader is trained there first (on `tweets` and the candidates
+    `guard` ranks for them) when it holds none."""
+    path = Path(spec)
+    if is_embedder_spec(spec) or (path / READER_FILE).is_file():
+        reader = load_reader(spec, settings.embed)
+        console.print(f"pair reader: {reader.identity()}")
     else:
         examples = reader_examples(guard, tweets)
         console.print(f"training the pair reader on {len(examples)} pairs from {len(tweets)} tweets (two halves)")
-        reader = train_reader(examples, path, training=ReaderTraining(seed=seed),
+        reader = train_reader(examples, path, training=ReaderTraining(seed=settings.seed),
                               trained_on=f"CheckThat-2020 train: {len(tweets)} tweets, {len(examples)} pairs",
                               progress=lambda msg: console.print(f"pair reader {msg}"))
-    log.write("reader", key=str(path), **reader.describe())
+    log.write("reader", key=spec, **reader.describe())
     return reader

@@ -52,7 +52,7 @@ from ...claims import (
     features,
 )
 from ...claims._rank import pairs_without, rank_scores
-from ...claims._reader import PairReader
+from ...claims._reader import READER_FILE, Reader, is_embedder_spec, load_reader
 from ...config import Settings
 from ...embed import get_embedder
 from ...errors import ConfigError, LLMError
@@ -92,7 +92,7 @@ def run_claims_bench(
     checkthat_only: bool = False,
     only: str | None = None,
     judge_band: tuple[float, float] | None = None,
-    reader_dir: Path | None = None,
+    reader: str | None = None,
 ) -> dict:
     data = resolve_data_dir(settings, data_dir)
     dev = load_devset(data)
@@ -107,7 +107,7 @@ def run_claims_bench(
         params={"data_dir": str(data), "distractors": len(extra), "folds": FOLDS, "judge": judge,
                 "judge_limit": judge_limit, "features": list(FEATURES), "paper": paper,
                 "paper_translate": paper_translate, "checkthat_limit": checkthat_limit, "checkthat_train": checkthat_train, "checkthat_only": checkthat_only,
-                "only": only, "judge_band": judge_band, "reader": str(reader_dir) if reader_dir else None},
+                "only": only, "judge_band": judge_band, "reader": reader},
     )
     log = RunLog.open(output / "runlog.jsonl", header, resume=resume)
     try:
@@ -130,7 +130,7 @@ def run_claims_bench(
             return render_tables(output / "runlog.jsonl", output, console)
         model, reader = _fit_decision(store, ct_store, ct, dev, extra, load_true_claims(data), paper, settings, log,
                                       embedder.spec, console, checkthat_only=checkthat_only and ct is not None,
-                                      reader_dir=reader_dir)
+                                      reader_spec=reader)
         guard = ClaimGuard(store, decision=model, reader=reader)
         if save_model is not None and not isinstance(model, LogisticDecision):
             console.print(f"[yellow]no fitted decision to save for {embedder.spec} (--checkthat-only without a shipped one)[/]")
@@ -240,7 +240,7 @@ def _folds(groups: list[str]) -> list[int]:
 
 
 def _dev_rows(store: ClaimStore, dev: DevSet, fit_shift, ranker, log: RunLog, console: Console,
-              naive: list[_Analysed], folds: np.ndarray, reader: PairReader | None = None) -> list[Row]:
+              naive: list[_Analysed], folds: np.ndarray, reader: Reader | None = None) -> list[Row]:
     """Dev-set rows: per outer fold the language shift is fitted on that fold's training
     queries and every query is analysed under it (the fold's held-out queries are read
     only there); `x` is the analysis under the shift fitted on all dev queries."""
@@ -363,10 +363,11 @@ def _evidence(guard: ClaimGuard, a, j: int, keep: np.ndarray | None = None) -> d
 def _fit_decision(
     store: ClaimStore, ct_store: ClaimStore | None, ct: CheckThat | None, dev: DevSet, extra: list[Claim],
     true_pool: list[Claim], paper: int, settings: Settings, log: RunLog, embedder_spec: str, console: Console,
-    checkthat_only: bool = False, reader_dir: Path | None = None,
-) -> tuple[LogisticDecision, PairReader | None]:
-    """The ranker (CheckThat train, C on CheckThat dev), with `reader_dir` the pair reader
-    (trained there on CheckThat train unless one is there already), then one decision over
+    checkthat_only: bool = False, reader_spec: str | None = None,
+) -> tuple[LogisticDecision, Reader | None]:
+    """The ranker (CheckThat train, C on CheckThat dev), with `reader_spec` the pair reader
+    (an embedder spec, or a directory: trained there on CheckThat train unless one is there
+    already), then one decision over
     dev, paper and CheckThat-train rows: outer CV grouped by claim (nested C),
     leave-one-source-out, and the final fit on everything. Returns the final decision (with
     shift and ranker) and the reader."""
@@ -396,12 +397,14 @@ def _fit_decision(
 
             console.print("--checkthat-only: the shipped decision with the new ranker, no cross-source fit")
             return dataclasses.replace(shipped, ranker=ranker), None  # type: ignore[type-var]
-        if reader_dir is not None:
-            reader = load_or_train_reader(reader_dir, learned, ct.queries["train"], settings.seed, log, console)
+        if reader_spec is not None:
+            reader = load_or_train_reader(reader_spec, settings, learned, ct.queries["train"], log, console)
             learned = ClaimGuard(ct_store, decision=ThresholdDecision(1.0, shift=full_shift, ranker=ranker), reader=reader)
         ct_rows = _tweet_rows(learned, ct.queries["train"])
-    elif reader_dir is not None:
-        raise ConfigError(f"--reader trains on CheckThat-2020 train tweets: put them in the data directory's {CHECKTHAT}")
+    elif reader_spec is not None:
+        if not is_embedder_spec(reader_spec) and not (Path(reader_spec) / READER_FILE).is_file():
+            raise ConfigError(f"--reader DIR trains on CheckThat-2020 train tweets: put them in the data directory's {CHECKTHAT}")
+        reader = load_reader(reader_spec, settings.embed)
     if fit_shift is None:
         fit_shift = _shift_fitter(unshifted, dev)
     naive = _analyse_all(unshifted, dev)
@@ -442,6 +445,7 @@ def _fit_decision(
                   factual_acc=float((~predicted[~labels]).mean()) if (~labels).any() else None,
                   n_false=int(labels.sum()), n_true=int((~labels).sum()))
     final, c = fit_final(rows, fit, embedder=embedder_spec, shift=full_shift, ranker=ranker,
+                         reader=reader.identity() if reader is not None else None,
                          trained_on=f"{len(rows)} rows: " + ", ".join(f"{s} {sum(r.source == s for r in rows)}" for s in SOURCES))
     log.write("model", coef=dict(zip(final.names, final.coef)), intercept=final.intercept, c=c)
     console.print(f"decision fitted across sources ({len(rows)} rows, C={c})")

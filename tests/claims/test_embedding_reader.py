@@ -1,0 +1,71 @@
+"""The embedding reader: a second embedder's cosine as the decision's `reader_en`, chosen
+by spec, recorded in the decision it was fitted with, and rebuilt from it."""
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from misguard.claims import ClaimGuard, EmbeddingReader, LogisticDecision, load_reader
+from misguard.claims._detect import FEATURES, default_decision, fit_logistic
+from misguard.embed import get_embedder
+from misguard.errors import ConfigError
+
+
+def _decision_with(reader_identity: dict) -> LogisticDecision:
+    """A tiny decision over every feature (reader_en included), fitted on random rows."""
+    rng = np.random.default_rng(0)
+    x = rng.random((40, len(FEATURES)))
+    y = np.arange(40) % 2 == 0
+    return fit_logistic(x, y, embedder="hashing/256", trained_on="unit test", names=FEATURES, reader=reader_identity)
+
+
+def test_the_cosine_is_the_other_embedders_own():
+    embedder = get_embedder("hashing/64")
+    reader = EmbeddingReader(embedder)
+    pairs = [("vaccines cause autism", "vaccines cause autism in children"), ("vaccines cause autism", "the moon is cheese")]
+    values = reader.read_many(pairs)
+    expected = [float(embedder.embed(t, "query") @ embedder.embed(c, "passage")) for t, c in pairs]
+    assert values == pytest.approx(expected) and values[0] > values[1]
+    assert reader.read_many([]) == []
+    assert reader.identity() == {"kind": "embedding", "embedder": "hashing/64"}
+
+
+def test_a_spec_that_is_neither_a_directory_nor_an_embedder_says_what_to_pass(tmp_path):
+    assert isinstance(load_reader("hashing/64"), EmbeddingReader)
+    with pytest.raises(ConfigError, match="st/minilm"):
+        load_reader(str(tmp_path / "no-such-reader"))
+    with pytest.raises(ConfigError, match="holds no pair reader"):
+        load_reader(tmp_path)  # a directory, but nothing trained in it
+
+
+def test_the_decision_records_its_reader_and_the_guard_rebuilds_it(store, tmp_path):
+    decision = _decision_with({"kind": "embedding", "embedder": "hashing/64"})
+    again = LogisticDecision.from_json(decision.to_json())
+    assert again.reader == {"kind": "embedding", "embedder": "hashing/64"}
+    guard = ClaimGuard(store, decision=again)  # no reader passed: the one the decision names
+    assert isinstance(guard.reader, EmbeddingReader) and guard.describe()["reader"]["embedder"] == "hashing/64"
+    verdict = guard.check("Vaccines cause autism")
+    assert 0.0 <= verdict.score <= 1.0
+    with pytest.raises(ConfigError, match="fitted with the reader"):
+        ClaimGuard(store, decision=again, reader=load_reader("hashing/32"))
+
+
+def test_the_reader_changes_the_score_it_is_fitted_to_read(store):
+    decision = _decision_with({"kind": "embedding", "embedder": "hashing/64"})
+    # only reader_en weighs: the verdict's score must follow the reader's cosine
+    only_reader = dataclasses.replace(decision, coef=[0.0] * (len(FEATURES) - 1) + [5.0], intercept=0.0,
+                                      mean=[0.0] * len(FEATURES), scale=[1.0] * len(FEATURES))
+    guard = ClaimGuard(store, decision=only_reader)
+    text = "My doctor told me that vaccines cause autism in young children."
+    context = guard.analyse([text])[0].context
+    # reader_en reads English texts only (the bundled readers are English models)
+    assert context is not None and context.reader is not None and context.language == "en"
+    cosine = guard.reader.read_many([(context.text, context.claim_text)])[0]
+    assert context.reader == pytest.approx(cosine)
+    assert guard.check(text).score == pytest.approx(1.0 / (1.0 + np.exp(-5.0 * cosine)), abs=1e-6)
+
+
+def test_no_shipped_decision_for_an_unknown_reader_names_both():
+    with pytest.raises(ConfigError, match="with reader 'hashing/64'"):
+        default_decision("hashing/256", "hashing/64")
