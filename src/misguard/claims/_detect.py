@@ -89,7 +89,7 @@ class MatchContext:
     claim_generic: float = 0.0
     #: the social-media normalisation changed the text
     social: bool = False
-    #: the pair reader's value for the pair, in [0, 1] (None: no reader)
+    #: the pair reader's value for the pair: a probability or a cosine (None: no reader)
     reader: float | None = None
 
 

@@ -1,10 +1,10 @@
 """Pair readers: a second opinion on whether a text repeats its matched claim, read by the
-decision as the feature `reader_en` (a value in [0, 1], higher: more likely).
+decision as the feature `reader_en` (higher: more likely).
 
 Two kinds, both loaded by `load_reader(spec)`:
 - `EmbeddingReader` (a spec such as `st/minilm`): the cosine of the text and the claim under
   another embedder, untrained. The bundled English all-MiniLM-L6-v2 separates CheckThat-2020
-  tweets from tweets whose claim is not stored better than e5's own cosine (ROC AUC 0.868
+  tweets from tweets whose claim is not stored better than e5's own cosine (ROC AUC 0.908
   vs 0.794, docs/BENCHMARKS.md, issue 12, session 17).
 - `PairReader` (a directory): the cross-encoder below.
 
@@ -41,7 +41,7 @@ from pathlib import Path
 import numpy as np
 
 from ..config import EmbedSettings
-from ..embed import Embedder
+from ..embed import EMBEDDERS, Embedder, get_embedder
 from ..errors import ConfigError, MissingExtraError
 
 READER_FILE = "reader.json"
@@ -225,8 +225,6 @@ def load_reader(spec: str | Path, settings: EmbedSettings | None = None) -> Read
     if Path(text).is_dir():
         return PairReader.load(text)
     if is_embedder_spec(text):
-        from ..embed import get_embedder
-
         return EmbeddingReader(get_embedder(text, settings))
     raise ConfigError(f"--reader {text}: neither a pair reader directory nor an embedder spec "
                       "(use e.g. st/minilm, or a directory `misguard bench claims --reader DIR` trained)")
@@ -234,8 +232,6 @@ def load_reader(spec: str | Path, settings: EmbedSettings | None = None) -> Read
 
 def is_embedder_spec(spec: str) -> bool:
     """`spec` names an embedder (`backend/model`) and not an existing path."""
-    from ..embed import EMBEDDERS
-
     backend, sep, model = spec.partition("/")
     return bool(sep and model) and backend in EMBEDDERS and not Path(spec).exists()
 
