@@ -69,3 +69,23 @@ def test_the_reader_changes_the_score_it_is_fitted_to_read(store):
 def test_no_shipped_decision_for_an_unknown_reader_names_both():
     with pytest.raises(ConfigError, match="with reader 'hashing/64'"):
         default_decision("hashing/256", "hashing/64")
+
+
+def test_only_english_texts_are_read(store):
+    """reader_en is 0 for any other language, so the guard does not pay for reading them."""
+
+    class Recording(EmbeddingReader):
+        def read_many(self, pairs):
+            self.seen.extend(t for t, _ in pairs)
+            return super().read_many(pairs)
+
+    reader = Recording(get_embedder("hashing/64"))
+    reader.seen = []
+    guard = ClaimGuard(store, decision=_decision_with(reader.identity()), reader=reader)
+    english = "My doctor told me that vaccines cause autism in young children."
+    french = "Mon médecin m'a dit que les vaccins provoquent l'autisme chez les jeunes enfants."
+    english_context, french_context = (a.context for a in guard.analyse([english, french]))
+    assert english_context.language == "en" and french_context.language == "fr"
+    assert reader.seen == [english] and french_context.reader is None
+    guard.select(guard.analyse([french])[0], 0)  # the one-pair path skips it too
+    assert reader.seen == [english]

@@ -25,7 +25,7 @@ from ..llm import LLM
 from ..prompts import load_prompts
 from ..types import ChatMessage
 from ._rank import LinearRanker
-from ._reader import probability
+from ._reader import READ_LANGUAGE, probability
 from ._shift import LanguageShift
 from ._text import capitalised, content_words, numbers
 
@@ -106,7 +106,7 @@ def features(ctx: MatchContext) -> np.ndarray:
     group = ctx.language if ctx.language in LANGUAGE_GROUPS else "other"
     onehot = [1.0 if group == g else 0.0 for g in LANGUAGE_GROUPS]
     social = 1.0 if ctx.social else 0.0
-    reader = ctx.reader if ctx.reader is not None and group == "en" else 0.0
+    reader = ctx.reader if ctx.reader is not None and group == READ_LANGUAGE else 0.0
     return np.array(
         [
             ctx.s1, ctx.body, ctx.support, ctx.votes, ctx.s1 - ctx.query_generic, ctx.s1 - ctx.claim_generic, lexical * latin, clash, hit, names * latin,

@@ -19,7 +19,7 @@ from ..types import Candidate, Claim, Evidence, Verdict, VerdictLabel
 from ._crawl import Chunk, crawl
 from ._detect import Decision, LLMJudge, LogisticDecision, MatchContext, default_decision, features, script_of
 from ._rank import RANKINGS, dense_scores, rank_scores, reciprocal_ranks
-from ._reader import EmbeddingReader, Reader, load_reader
+from ._reader import READ_LANGUAGE, EmbeddingReader, Reader, load_reader
 from ._shift import LanguageShift
 from ._social import DEFAULT_STEPS, normalize_social
 from ._store import ClaimStore
@@ -308,8 +308,9 @@ class ClaimGuard:
                 out.append(self._analyse(p, seg_vecs, lang, tops, slots[row : row + n], lexical))
                 row += n
         if self.reader is not None:
-            # One batched pass of the reader over every matched pair (select left it out).
-            matched = [a for a in out if a.context is not None]
+            # One batched pass of the reader over every matched pair (select left it out);
+            # only English texts: the decision reads the reader's value for no other language.
+            matched = [a for a in out if a.context is not None and a.context.language == READ_LANGUAGE]
             values = self.reader.read_many([(a.context.text, a.context.claim_text) for a in matched])  # type: ignore[union-attr]
             for a, value in zip(matched, values):
                 a.context = replace(a.context, reader=value)  # type: ignore[arg-type]
@@ -380,12 +381,13 @@ class ClaimGuard:
         if self._direction is not None:
             query_generic = float(seg_vecs[best_seg] @ self._direction)
             claim_generic = float(self.store.vectors[slot] @ self._direction)
+        read = read and self.reader is not None and analysis.body_language == READ_LANGUAGE
         analysis.context = MatchContext(
             s1=float(column.max()), body=float(column[0]), support=float(ordered[1] if len(ordered) > 1 else ordered[0]),
             votes=float((sims.argmax(axis=1) == j).mean()), text=body_text, claim_text=claim.text,
             segment_kind=analysis.segment.kind, script=script_of(body_text), language=analysis.body_language,
             query_generic=query_generic, claim_generic=claim_generic, social=p.social,
-            reader=self.reader.read_many([(body_text, claim.text)])[0] if self.reader is not None and read else None,
+            reader=self.reader.read_many([(body_text, claim.text)])[0] if read else None,  # type: ignore[union-attr]
         )
 
     def _pair_features(

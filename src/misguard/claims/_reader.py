@@ -45,6 +45,9 @@ from ..embed import EMBEDDERS, Embedder, get_embedder
 from ..errors import ConfigError, MissingExtraError
 
 READER_FILE = "reader.json"
+#: The language whose texts the decision reads a reader's value for (`reader_en`): the
+#: bundled readers are English models; the guard does not read other texts at all.
+READ_LANGUAGE = "en"
 #: Two halves: each text is scored by a model that never saw it or its claim.
 HALVES = 2
 #: Token budget for one (text, claim) pair; tweets and fact-check headlines fit.
