@@ -275,3 +275,32 @@ def test_the_default_guard_uses_the_decision_shipped_for_e5(db):
 
     factory = default_guard_factory(make_settings(db), "e5/multilingual-e5-small-q4")
     assert callable(factory)
+
+
+def test_the_guard_factory_serves_a_reader_and_its_shipped_decision(db, tmp_path):
+    """`serve --reader st/minilm` picks the decision shipped for it (none exists for a
+    hashing store: the error names both); with a decision fitted with a reader, the reader
+    named in the settings is what the guard reads."""
+    import numpy as np
+
+    from misguard.claims import ClaimStore
+    from misguard.claims._detect import FEATURES, fit_logistic
+    from misguard.embed import get_embedder
+    from misguard.errors import ConfigError
+    from misguard.service import default_guard_factory
+
+    from .conftest import HASHING
+
+    with pytest.raises(ConfigError, match="with reader 'hashing/64'"):
+        default_guard_factory(make_settings(db, reader="hashing/64"), "hashing/256")
+    x = np.random.default_rng(0).random((40, len(FEATURES)))
+    fitted = fit_logistic(x, np.arange(40) % 2 == 0, embedder="hashing/256", trained_on="unit test", names=FEATURES,
+                          reader={"kind": "embedding", "embedder": "hashing/64"})
+    path = tmp_path / "decision.json"
+    path.write_text(fitted.to_json(), encoding="utf-8")
+    factory = default_guard_factory(make_settings(db, reader="hashing/64", decision=path), "hashing/256")
+    with ClaimStore.open(db, get_embedder(None, HASHING)) as store:
+        guard = factory(store)
+        assert guard.reader is not None and guard.reader.identity()["embedder"] == "hashing/64"
+        with pytest.raises(ConfigError, match="fitted with the reader"):
+            default_guard_factory(make_settings(db, reader="hashing/32", decision=path), "hashing/256")(store)

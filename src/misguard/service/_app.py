@@ -26,6 +26,7 @@ from typing import Annotated, Any
 from ..claims import (
     ClaimGuard,
     DocumentReport,
+    EmbeddingReader,
     JudgeAgent,
     LLMJudge,
     Notification,
@@ -33,6 +34,7 @@ from ..claims import (
     crawl,
     default_decision,
     load_decision,
+    load_reader,
     read_claims,
     to_claimreview,
     verdict_row,
@@ -62,9 +64,10 @@ log = logging.getLogger("misguard.service")
 
 
 def default_guard_factory(settings: ServiceSettings, embedder_spec: str) -> GuardFactory:
-    """The guard the CLI serves: the shipped decision, or `decision` / `threshold`, and
-    the LLM judge when `judge` is set (its blocking calls run on the runner's thread,
-    outside the event loop)."""
+    """The guard the CLI serves: the shipped decision, or `decision` / `threshold`, the
+    `reader` (for social-media text) and the LLM judge when `judge` is set (its blocking
+    calls run on the runner's thread, outside the event loop)."""
+    reader = load_reader(settings.reader, settings.embed) if settings.reader is not None else None
     decision = None
     if settings.decision is not None:
         decision = load_decision(settings.decision)
@@ -72,9 +75,9 @@ def default_guard_factory(settings: ServiceSettings, embedder_spec: str) -> Guar
         decision = ThresholdDecision(settings.threshold)
     else:
         # Fails now, with what to do, rather than when the server starts.
-        decision = default_decision(embedder_spec)
+        decision = default_decision(embedder_spec, reader.embedder.spec if isinstance(reader, EmbeddingReader) else None)
     judge = LLMJudge(get_llm(None, settings.llm)) if settings.judge else None
-    return lambda store: ClaimGuard(store, decision=decision, judge=judge)
+    return lambda store: ClaimGuard(store, decision=decision, judge=judge, reader=reader)
 
 
 def create_app(

@@ -30,6 +30,9 @@ class ServiceSettings(BaseModel):
     """A fitted decision model (default: the one shipped for the embedder)."""
     threshold: float | None = None
     """A plain cosine threshold instead of the fitted decision (the naive baseline)."""
+    reader: str | None = None
+    """A pair reader for social-media text (`st/minilm`, or a trained reader's directory); with
+    an embedding reader and no `decision`, the shipped decision fitted with it."""
     judge: bool = False
     """Let the paper's LLM judge (`llm`) make the final call on each text (slow: one call per text)."""
     llm: LLMSettings = Field(default_factory=LLMSettings)
