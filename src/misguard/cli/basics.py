@@ -87,7 +87,7 @@ def doctor(
         ("openai", "openai", "OpenAI-compatible endpoints"),
         ("xllamacpp", "local", "in-process GGUF models"),
         ("torch", "torch", "the memory guard's contrastive detector"),
-        ("sentence_transformers", "st", "sentence-transformers embedders"),
+        ("sentence_transformers", "st", "sentence-transformers embedders and the claim guard's --reader st/minilm"),
         ("ray", "ray", "--executor ray"),
         ("fastapi", "service", "the HTTP service"),
     ]:
