@@ -8,6 +8,7 @@ import pytest
 
 from misguard.claims import ClaimGuard, EmbeddingReader, LogisticDecision, load_reader
 from misguard.claims._detect import FEATURES, default_decision, fit_logistic
+from misguard.claims._reader import is_ready
 from misguard.embed import get_embedder
 from misguard.errors import ConfigError
 
@@ -37,6 +38,10 @@ def test_a_spec_that_is_neither_a_directory_nor_an_embedder_says_what_to_pass(tm
         load_reader(str(tmp_path / "no-such-reader"))
     with pytest.raises(ConfigError, match="holds no pair reader"):
         load_reader(tmp_path)  # a directory, but nothing trained in it
+    # what the bench trains first: a directory without a reader (an embedder spec is ready)
+    assert is_ready("hashing/64") and not is_ready(str(tmp_path)) and not is_ready(str(tmp_path / "new"))
+    (tmp_path / "reader.json").write_text("{}", encoding="utf-8")
+    assert is_ready(str(tmp_path))
 
 
 def test_the_decision_records_its_reader_and_the_guard_rebuilds_it(store, tmp_path):

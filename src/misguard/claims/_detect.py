@@ -189,8 +189,8 @@ class LogisticDecision:
     #: the features it reads (decisions fitted before "social" read `FEATURES_PLAIN`,
     #: without a pair reader `FEATURES_NO_READER`)
     names: tuple[str, ...] = FEATURES_NO_READER
-    #: the reader it was fitted with (`describe()` of it, without paths); None for files
-    #: written before readers were recorded (a cross-encoder directory)
+    #: the reader it was fitted with (its `identity()`); None for files written before
+    #: readers were recorded (session 16's cross-encoder decisions)
     reader: dict | None = None
 
     def __post_init__(self) -> None:

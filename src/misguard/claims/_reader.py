@@ -37,6 +37,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 import numpy as np
 
@@ -217,8 +218,20 @@ class EmbeddingReader:
         return {**self.identity(), "embedder_build": self.embedder.describe()}
 
 
-#: What the guard needs of a reader.
-Reader = PairReader | EmbeddingReader
+class Reader(Protocol):
+    """What the guard needs of a reader (`PairReader`, `EmbeddingReader`, or your own)."""
+
+    def read_many(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
+        """The decision's `reader_en` value for each (text, claim) pair."""
+        ...
+
+    def identity(self) -> dict[str, object]:
+        """What a decision fitted with this reader records of it (no paths)."""
+        ...
+
+    def describe(self) -> dict[str, object]:
+        """How it was built, for run logs."""
+        ...
 
 
 def load_reader(spec: str | Path, settings: EmbedSettings | None = None) -> Reader:
@@ -231,6 +244,12 @@ def load_reader(spec: str | Path, settings: EmbedSettings | None = None) -> Read
         return EmbeddingReader(get_embedder(text, settings))
     raise ConfigError(f"--reader {text}: neither a pair reader directory nor an embedder spec "
                       "(use e.g. st/minilm, or a directory `misguard bench claims --reader DIR` trained)")
+
+
+def is_ready(spec: str) -> bool:
+    """`load_reader(spec)` needs no training first: an embedder spec, or a directory holding
+    a trained reader."""
+    return is_embedder_spec(spec) or (Path(spec) / READER_FILE).is_file()
 
 
 def is_embedder_spec(spec: str) -> bool:
@@ -305,4 +324,4 @@ def _fit(torch, model, tokenizer, train: list[ReaderExample], training: ReaderTr
                 progress(f"epoch {epoch + 1}, step {step}/{steps}, loss {loss.item():.3f}")
 
 
-__all__ = ["EmbeddingReader", "PairReader", "Reader", "is_embedder_spec", "load_reader", "ReaderExample", "ReaderTraining", "probability", "split_halves", "train_reader"]
+__all__ = ["EmbeddingReader", "PairReader", "Reader", "is_embedder_spec", "is_ready", "load_reader", "ReaderExample", "ReaderTraining", "probability", "split_halves", "train_reader"]

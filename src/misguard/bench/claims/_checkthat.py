@@ -33,7 +33,7 @@ from ...claims import (
     reciprocal_rank,
 )
 from ...claims._rank import rank_scores
-from ...claims._reader import READER_FILE, Reader, ReaderExample, ReaderTraining, is_embedder_spec, load_reader, train_reader
+from ...claims._reader import Reader, ReaderExample, ReaderTraining, is_ready, load_reader, train_reader
 from ...claims._social import DEFAULT_STEPS
 from ...config import Settings
 from ...runlog import RunLog
@@ -223,14 +223,13 @@ def load_or_train_reader(spec: str, settings: Settings, guard: ClaimGuard, tweet
     """The reader `spec` names: an embedder spec (an `EmbeddingReader`, nothing to train), or
     a directory, whose pair reader is trained there first (on `tweets` and the candidates
     `guard` ranks for them) when it holds none."""
-    path = Path(spec)
-    if is_embedder_spec(spec) or (path / READER_FILE).is_file():
+    if is_ready(spec):
         reader = load_reader(spec, settings.embed)
         console.print(f"pair reader: {reader.identity()}")
     else:
         examples = reader_examples(guard, tweets)
         console.print(f"training the pair reader on {len(examples)} pairs from {len(tweets)} tweets (two halves)")
-        reader = train_reader(examples, path, training=ReaderTraining(seed=settings.seed),
+        reader = train_reader(examples, Path(spec), training=ReaderTraining(seed=settings.seed),
                               trained_on=f"CheckThat-2020 train: {len(tweets)} tweets, {len(examples)} pairs",
                               progress=lambda msg: console.print(f"pair reader {msg}"))
     log.write("reader", key=spec, **reader.describe())

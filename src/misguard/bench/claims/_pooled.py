@@ -85,7 +85,7 @@ PLAIN_FIT = Fit(names=FEATURES_PLAIN)
 #: 1, 0.5, 0.25 flags 90% of the dev tweets whose right claim is at top-1 (docs/BENCHMARKS.md,
 #: session 5), so the weights stay equal.
 DECISION_FIT = Fit()
-#: With a pair reader (`bench claims --reader DIR`): the same, plus the reader's score.
+#: With a pair reader (`bench claims --reader SPEC`): the same, plus the reader's value.
 READER_FIT = Fit(names=FEATURES)
 
 

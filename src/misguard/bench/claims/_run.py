@@ -52,7 +52,7 @@ from ...claims import (
     features,
 )
 from ...claims._rank import pairs_without, rank_scores
-from ...claims._reader import READER_FILE, Reader, is_embedder_spec, load_reader
+from ...claims._reader import Reader, is_ready, load_reader
 from ...config import Settings
 from ...embed import get_embedder
 from ...errors import ConfigError, LLMError
@@ -402,7 +402,7 @@ def _fit_decision(
             learned = ClaimGuard(ct_store, decision=ThresholdDecision(1.0, shift=full_shift, ranker=ranker), reader=reader)
         ct_rows = _tweet_rows(learned, ct.queries["train"])
     elif reader_spec is not None:
-        if not is_embedder_spec(reader_spec) and not (Path(reader_spec) / READER_FILE).is_file():
+        if not is_ready(reader_spec):
             raise ConfigError(f"--reader DIR trains on CheckThat-2020 train tweets: put them in the data directory's {CHECKTHAT}")
         reader = load_reader(reader_spec, settings.embed)
     if fit_shift is None:
