@@ -65,6 +65,11 @@ class LLMSettings(Section):
     """CPU threads for the local backend (default: all cores)."""
     parallel: int = Field(3, ge=1, le=64)
     """Local backend: requests decoded together in one batch (llama.cpp server slots)."""
+    prompt_cache: bool = True
+    """Local backend: reuse the cached prefix of the slot's previous prompt (llama.cpp
+    `cache_prompt`). Off, every prompt is processed in full, so an answer no longer depends
+    on which request ran before it; with `parallel = 1` runs are then repeatable (paired
+    defense comparisons), at the cost of prompt time."""
     models_dir: Path | None = None
     """Where model packs are assembled and verified (default ~/.cache/misguard/models)."""
 

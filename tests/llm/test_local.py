@@ -71,3 +71,23 @@ def test_a_stuck_generation_is_abandoned_and_the_next_call_runs(llm):
     # The abandoned stream stops at its next token, so this call is not queued behind it.
     out = llm.generate_sync("Say OK.", max_tokens=4)
     assert out.text.strip() and out.latency_s < 60
+
+
+def test_prompt_cache_off_is_sent_to_llama_cpp_and_recorded(llm):
+    """`llm.prompt_cache = false` asks llama.cpp to process every prompt in full, so an
+    answer cannot depend on the request the slot served before (repeatable paired runs)."""
+    uncached = get_llm(SPEC, llm.settings.model_copy(update={"prompt_cache": False}))
+    assert uncached._server is llm._server  # same model and shape: the engine is shared
+    sent: list[dict] = []
+
+    class Recording:
+        def handle_chat_completions(self, request, callback):
+            sent.append(dict(request))
+            return llm._server.handle_chat_completions(request, callback)
+
+    uncached._server = Recording()
+    prompt = "What is the capital of Italy? Answer in one word."
+    out = uncached.generate_sync(prompt, max_tokens=8)
+    assert sent and sent[0]["cache_prompt"] is False
+    assert out.text == llm.generate_sync(prompt, max_tokens=8).text
+    assert uncached.describe()["prompt_cache"] is False and llm.describe()["prompt_cache"] is True

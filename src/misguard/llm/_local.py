@@ -85,6 +85,7 @@ class LocalLLM(LLM):
             "n_ctx": self.settings.n_ctx,
             "n_threads": self.n_threads,
             "parallel": self.settings.parallel,
+            "prompt_cache": self.settings.prompt_cache,
         }
         info["pack"] = _pack_record(self.pack) if self.pack else None
         if self.pack is None:
@@ -114,6 +115,7 @@ class LocalLLM(LLM):
     def _complete(self, messages: list[ChatMessage], options: GenerateOptions, stop: threading.Event) -> RawCompletion:
         request = chat_request(messages, options)
         request["stream"] = True
+        request["cache_prompt"] = self.settings.prompt_cache
         request["stream_options"] = {"include_usage": True}
         pieces: list[str] = []
         usage: dict[str, Any] = {}

@@ -17,6 +17,7 @@ from misguard.bench.misinfotask import (
     summarize,
     write_reports,
 )
+from misguard.bench.misinfotask._report import decoding, paired_runs
 from misguard.cli.main import app
 from misguard.config import LLMSettings, Settings
 from misguard.embed import get_embedder
@@ -225,6 +226,28 @@ def test_argus_sweep_records_params_localization_and_cost(tmp_path):
     assert "llm:mock" in table and "proxy:hashing/256" in table
     assert "| inject | argus (top_k=2) | MT (LLM judge, 0-10) | 1 | +0.0%" in table  # same scripted judge both ways
     assert (tmp_path / "report" / "mt_curves.png").read_bytes()[:4] == b"\x89PNG"
+    # the rectifier rewrote this pair's messages, so its answer may differ; the mock repeats
+    assert "| inject | argus (top_k=2) | 1 | 1 | 0 | 0 | repeatable / repeatable |" in table
+
+
+def test_decoding_is_read_from_the_agents_backend():
+    assert decoding({"backend": "local", "parallel": 1, "prompt_cache": False}) == "repeatable"
+    assert decoding({"backend": "local", "parallel": 1}) == "prompt cache"  # logs from before the setting
+    assert decoding({"backend": "local", "parallel": 3, "prompt_cache": False}) == "batched"
+    assert decoding({"backend": "openai", "model": "m"}) == "server"
+    assert decoding(None) == "unknown"
+
+
+def test_paired_runs_count_answers_that_changed_without_the_defense():
+    def sweep(answers, changed, dec):
+        return {"answers": answers, "messages_changed": changed, "decoding": dec}
+
+    base = sweep({"1:0": "a", "2:0": "b", "3:0": "c"}, {"1:0": 0, "2:0": 0, "3:0": 0}, "batched")
+    treated = sweep({"1:0": "a", "2:0": "b, but shifted", "3:0": "corrected", "4:0": "z"},
+                    {"1:0": 0, "2:0": 0, "3:0": 2, "4:0": 0}, "batched")
+    p = paired_runs(base, treated)
+    assert p == {"pairs": 3, "defense_acted": 1, "untouched": 2, "untouched_differ": ["2:0"],
+                 "decoding": ["batched", "batched"]}
 
 
 def test_localization_bench_command(tmp_path):

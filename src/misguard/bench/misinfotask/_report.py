@@ -113,8 +113,41 @@ def summarize(runlog_path: str | Path, *, seed: int = 0) -> dict[str, Any]:
         "localization": _localization(runs),
         "per_task": per_task,
         "per_run": sorted(per_run, key=lambda row: (row["task_id"], row["seed"])),
+        "answers": {f"{r['task_id']}:{r['seed']}": r["answer"] for r in runs},
+        "messages_changed": {
+            f"{r['task_id']}:{r['seed']}": sum(n for action, n in (r.get("interceptions") or {}).items() if action != "pass")
+            for r in runs
+        },
+        "decoding": decoding(header.components.get("mas_llm")),
         "components": header.components,
     }
+
+
+def decoding(mas_llm: dict[str, Any] | None) -> str:
+    """Whether the agents' backend repeats a run exactly: `repeatable` (local, one slot, no
+    prompt cache), `batched` or `prompt cache` (local, answers can shift with what else the
+    engine decoded), `server` (not known), `unknown` (not recorded)."""
+    if not mas_llm:
+        return "unknown"
+    if mas_llm.get("backend") == "mock":
+        return "repeatable"
+    if mas_llm.get("backend") != "local":
+        return "server"
+    if int(mas_llm.get("parallel", 0)) != 1:
+        return "batched"
+    # logs written before `prompt_cache` was recorded ran with the cache on
+    return "repeatable" if mas_llm.get("prompt_cache", True) is False else "prompt cache"
+
+
+def paired_runs(base: dict[str, Any], treated: dict[str, Any]) -> dict[str, Any]:
+    """Task:seed pairs of an attack-only sweep and a defense sweep: where the defense changed
+    no message, the answers must be the same unless decoding is not repeatable. Pairs that
+    differ there measure run-to-run noise, not the defense."""
+    keys = sorted(set(base["answers"]) & set(treated["answers"]))
+    untouched = [k for k in keys if not treated["messages_changed"].get(k)]
+    differ = [k for k in untouched if base["answers"][k] != treated["answers"][k]]
+    return {"pairs": len(keys), "defense_acted": len(keys) - len(untouched), "untouched": len(untouched),
+            "untouched_differ": differ, "decoding": [base["decoding"], treated["decoding"]]}
 
 
 def defense_label(identity: dict[str, Any]) -> str:
@@ -294,6 +327,7 @@ def comparison_markdown(summaries: list[dict[str, Any]], *, seed: int = 0) -> st
         out.append("| " + " | ".join(row) + " |")
     out += ["", "Change against attack-only (`none`, same attack and topology) on the same task:seed pairs, paired bootstrap 95% CI:", "",
             "| attack | defense | metric | n | relative change | difference |", "| --- | --- | --- | --- | --- | --- |"]
+    pairs: list[tuple[dict[str, Any], dict[str, Any]]] = []
     for s in summaries:
         a, topo = s["config"].get("attack"), s["config"].get("topology")
         if s["config"].get("defense") == "none":
@@ -302,6 +336,7 @@ def comparison_markdown(summaries: list[dict[str, Any]], *, seed: int = 0) -> st
                      and b["config"].get("defense") == "none"), None)
         if base is None:
             continue
+        pairs.append((s, base))
         for metric, (field, _) in METRICS.items():
             if "MT" not in metric:
                 continue
@@ -311,6 +346,20 @@ def comparison_markdown(summaries: list[dict[str, Any]], *, seed: int = 0) -> st
             rel = "n/a" if d["change"] is None else f"{100 * d['change']:+.1f}% [{100 * d['lo']:+.1f}, {100 * d['hi']:+.1f}]"
             out.append(f"| {a} | {row_of(s)} | {metric} | {d['n']} | {rel} | "
                        f"{d['diff']:+.2f} [{d['diff_lo']:+.2f}, {d['diff_hi']:+.2f}] |")
+    out += ["", "Paired runs: where the defense changed no message, the answer should not change:", "",
+            "| attack | defense | pairs | the defense changed a message | it changed none: same answer | it changed none: answer differs | decoding (attack-only / defense) |",
+            "| --- | --- | --- | --- | --- | --- | --- |"]
+    noisy = False
+    for s, base in pairs:
+        p = paired_runs(base, s)
+        noisy = noisy or bool(p["untouched_differ"])
+        differ = f"{len(p['untouched_differ'])}" + (f" ({', '.join(p['untouched_differ'])})" if p["untouched_differ"] else "")
+        out.append(f"| {s['config'].get('attack')} | {row_of(s)} | {p['pairs']} | {p['defense_acted']} | "
+                   f"{p['untouched'] - len(p['untouched_differ'])} | {differ} | {' / '.join(p['decoding'])} |")
+    if noisy:
+        out += ["", "Some answers differ although the defense changed no message: that is the agents' run-to-run "
+                "noise, and it is mixed into the changes above. For comparisons the defense alone explains, run both "
+                "sweeps with `MISGUARD_LLM__PARALLEL=1 MISGUARD_LLM__PROMPT_CACHE=false` (decoding `repeatable`)."]
     out += ["", "Localization (monitored channels vs the hijacked agents' outgoing edges):", "",
             "| attack | defense | round | recall | precision | channels | runs |", "| --- | --- | --- | --- | --- | --- | --- |"]
     for s in summaries:
@@ -367,7 +416,7 @@ def write_comparison(run_dirs: list[Path], output: Path, *, seed: int = 0) -> li
     output.mkdir(parents=True, exist_ok=True)
     (output / "table1.md").write_text(comparison_markdown(summaries, seed=seed))
     (output / "comparison.json").write_text(json.dumps(
-        [{k: v for k, v in s.items() if k not in {"components", "per_run"}} for s in summaries], indent=2))
+        [{k: v for k, v in s.items() if k not in {"components", "per_run", "answers"}} for s in summaries], indent=2))
     plot_defense_curves(summaries, output / "mt_curves.png")
     return summaries
 
