@@ -175,3 +175,22 @@ def test_sentence_spans_match_split_sentences(parts):
     if spans:
         kept = replace_spans(text, {spans[0]: ""})
         assert len(kept) < len(text.strip()) or not text[spans[0][0]:spans[0][1]]
+
+
+def test_argus_risk_command_sets_the_act_operating_point(tmp_path):
+    """`bench argus-risk --act-fpr`: a larger share of true sentences allowed above the act
+    threshold lowers it; the share is recorded with the model."""
+    from typer.testing import CliRunner
+
+    from misguard.cli.main import app
+
+    thresholds = {}
+    for fpr in (0.05, 0.3):
+        out = tmp_path / f"fpr{fpr}"
+        result = CliRunner().invoke(app, ["--embedder", "hashing/64", "bench", "argus-risk", "--data", "sample",
+                                          "--tasks", "0,1", "--eval-tasks", "2", "--act-fpr", str(fpr), "--output", str(out)])
+        assert result.exit_code == 0, result.output
+        saved = json.loads((out / "model.json").read_text())
+        assert json.loads((out / "report.json").read_text())["training"]["act_fpr"] == fpr
+        thresholds[fpr] = saved["act_threshold"]
+    assert thresholds[0.3] < thresholds[0.05]

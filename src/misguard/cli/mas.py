@@ -305,6 +305,10 @@ def argus_risk(
     tasks: Annotated[str, typer.Option(help="Task ids to train on: keep them apart from the evaluated tasks.")] = "30-107",
     eval_tasks: Annotated[str, typer.Option(help="Task ids to evaluate on (never trained on).")] = "0-29",
     output: Annotated[Path, typer.Option(help="Where model.json and report.json go.")] = Path("runs/argus-risk"),
+    act_fpr: Annotated[float, typer.Option(
+        min=0.0, max=1.0,
+        help="Share of the training tasks' true sentences allowed at or above the act threshold "
+             "(out of fold): higher acts on more misinformation and more truth.")] = 0.05,
 ) -> None:
     """Train ARGUS's message risk model (misinformation vs truth, per sentence, no LLM) and evaluate it on other tasks."""
     from ..bench.misinfotask._risk import evaluate_message_risk, train_message_risk
@@ -317,7 +321,7 @@ def argus_risk(
     if shared:
         raise ConfigError(f"--tasks and --eval-tasks share tasks {shared[:10]}; keep them apart")
     embedder = get_embedder(None, settings.embed)
-    model = train_message_risk(train, embedder)
+    model = train_message_risk(train, embedder, act_fpr=act_fpr)
     model.report["data"] = str(path)
     model.save(output / "model.json")
     report = {"training": model.report, "evaluation": evaluate_message_risk(model, held_out, embedder),
