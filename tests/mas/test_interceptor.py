@@ -3,6 +3,7 @@ concluder see the rewritten text, never the original."""
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -125,6 +126,36 @@ async def test_pass_on_unwatched_edges_keeps_the_text():
             assert m["text"] == "CORRECTED(agent_1)" and m["action"] == "rewrite"
         else:
             assert m["text"] == m["original"] and m["action"] == "pass"
+
+
+@dataclass
+class SlowOnFirstAgent:
+    """Passes every message, but takes longest on agent_1's (an LLM defense on a busy model)."""
+
+    name: str = "slow"
+
+    async def start_round(self, view: SystemView) -> None:
+        return None
+
+    async def intercept(self, message: EdgeMessage, view: SystemView) -> Interception:
+        await asyncio.sleep(0.05 if message.sender == "agent_1" else 0.0)
+        return Interception.passed()
+
+    def describe(self) -> dict[str, Any]:
+        return {"name": self.name}
+
+
+async def test_messages_keep_send_order_however_long_the_defense_takes():
+    """The concluder reads messages in log order: a defense that passes everything must
+    leave the run exactly as it was, whatever each interception cost."""
+    plain = get_llm("mock", LLMSettings(), respond=scripted())
+    base = await _system(plain, rounds=2).run()
+    slow = get_llm("mock", LLMSettings(), respond=scripted())
+    defended = await _system(slow, SlowOnFirstAgent(), rounds=2).run()
+    order = [(m["round"], m["sender"]) for m in defended.log.messages()]
+    assert order == [(r, f"agent_{i}") for r in (1, 2) for i in (1, 2, 3)]
+    assert [m["text"] for m in defended.log.messages()] == [m["text"] for m in base.log.messages()]
+    assert _prompts_of(slow, "You are the concluder") == _prompts_of(plain, "You are the concluder")
 
 
 def test_defense_registry_walk():

@@ -417,14 +417,24 @@ class MultiAgentSystem:
         outgoing = await asyncio.gather(*(self._worker_turn(self.agents[a], r) for a in self.agent_ids))
         sent = [m for m in outgoing if m is not None]
         decisions = await asyncio.gather(*(self._intercept(m, view) for m in sent))
-        for message, delivered_text in zip(sent, decisions):
-            if delivered_text is not None:
-                seen = message.model_copy(update={"text": delivered_text})
-                self.agents[message.receiver].inbox.append(seen)
-        self.log.add("round_end", round=r, sent=len(sent), delivered=sum(d is not None for d in decisions))
+        # Logged in the order the messages were sent, not the order their interceptors
+        # finished: the concluder and the judges read this order, and it must not depend on
+        # how long a defense took on each message (a run must repeat under any defense).
+        delivered = 0
+        for message, (text, action) in zip(sent, decisions):
+            ok = action is not InterceptorAction.BLOCK
+            self.log.add(
+                "message", round=message.round, id=message.id, sender=message.sender, receiver=message.receiver,
+                original=message.text, text=text if ok else None, delivered=ok, action=action.value,
+                metadata=message.metadata,
+            )
+            if ok:
+                delivered += 1
+                self.agents[message.receiver].inbox.append(message.model_copy(update={"text": text}))
+        self.log.add("round_end", round=r, sent=len(sent), delivered=delivered)
 
-    async def _intercept(self, message: EdgeMessage, view: SystemView) -> str | None:
-        """Run the edge's interceptors; return the text the receiver sees, or None if blocked."""
+    async def _intercept(self, message: EdgeMessage, view: SystemView) -> tuple[str, InterceptorAction]:
+        """Run the edge's interceptors; return the text the receiver sees and the action taken."""
         text = message.text
         action = InterceptorAction.PASS
         for interceptor in self.interceptors:
@@ -447,13 +457,7 @@ class MultiAgentSystem:
             if decision.action is InterceptorAction.REWRITE and decision.text is not None:
                 text = decision.text
                 action = InterceptorAction.REWRITE
-        delivered = action is not InterceptorAction.BLOCK
-        self.log.add(
-            "message", round=message.round, id=message.id, sender=message.sender, receiver=message.receiver,
-            original=message.text, text=text if delivered else None, delivered=delivered, action=action.value,
-            metadata=message.metadata,
-        )
-        return text if delivered else None
+        return text, action
 
     async def _worker_turn(self, agent: Agent, r: int) -> EdgeMessage | None:
         neighbours = self.neighbours(agent.id)
