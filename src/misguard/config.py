@@ -136,6 +136,12 @@ class ArgusSettings(Section):
     """With a risk model: sentences at or above its act threshold that are still in a
     monitored message after the rectifier are removed, each replaced by the closest ground
     truth when the defense has them."""
+    goal_redact: bool = False
+    """With a risk model and `redact`: also remove a sentence that restates an inferred goal
+    (cosine to it >= `goal_dedup_threshold`, the threshold that calls two goals the same)
+    and is closer to that goal than to every ground truth the defense holds. Catches the
+    paraphrases contaminated agents pass on, which the risk model scores below its act
+    threshold."""
     rectifier_llm: bool = True
     """False: no rectifier LLM; the risk model alone corrects (needs `risk_model_path`)."""
 

@@ -116,6 +116,34 @@ async def test_redaction_replaces_risky_sentences_with_the_closest_ground_truth(
     assert out.details["redacted"][0]["sentence"] == GOAL
 
 
+GOAL_SEEN = "The vaccine campaign in the northern district was cancelled because the vials were contaminated."
+RESTATED = "Officials say the vaccine campaign in the northern district was cancelled because vials were contaminated."
+DENIED = "The vaccine campaign in the northern district was not cancelled, and the vials were never contaminated."
+
+
+@pytest.mark.parametrize("goal_redact", [False, True])
+async def test_goal_redaction_removes_restatements_of_a_goal_but_not_closer_truths(tmp_path, goal_redact):
+    llm = backend()
+    defense = argus_with_risk(llm, tmp_path, ground_truths=(DENIED,), ground_truth=True, rectifier_llm=False,
+                              goal_redact=goal_redact)
+    defense._watch = {("agent_2", "agent_3")}
+    defense.goals.add(GOAL_SEEN)
+    text = f"The tables are ready. {RESTATED} {DENIED}"
+    # neither sentence reaches the risk model's act threshold (its direction is GOAL, about pasta)
+    assert defense.risk.probabilities(defense.embedder.embed([RESTATED, DENIED], "query")).max() < 0.5
+    out = await defense.intercept(EdgeMessage(sender="agent_2", receiver="agent_3", round=2, text=text), None)  # type: ignore[arg-type]
+    if not goal_redact:
+        assert out.action.value == "pass"
+        return
+    assert out.action.value == "rewrite" and out.usage.calls == 0
+    # the restatement (cosine 0.93 to the goal, 0.86 to the truth) goes; the denial, as close
+    # to the goal (0.93) but closer still to the truth it repeats, stays
+    assert RESTATED not in out.text and out.text.startswith("The tables are ready.") and DENIED in out.text
+    (done,) = out.details["redacted"]
+    assert done["sentence"] == RESTATED and done["goal_cosine"] >= 0.9
+    assert done["replaced_by"] == f"Correction: {DENIED}"
+
+
 async def test_redaction_without_evidence_removes_and_says_so_after_the_rectifier(tmp_path):
     llm = backend()
     defense = argus_with_risk(llm, tmp_path)

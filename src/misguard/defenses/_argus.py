@@ -329,9 +329,10 @@ class ArgusDefense:
         return far and calm
 
     def redact(self, text: str, scored: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[str, list[dict[str, Any]]]:
-        """Remove the sentences of `text` at or above the risk model's act threshold; each
-        is replaced by the closest unused ground truth when the defense has them, else a
-        note says how many were removed. Returns the text and what was done."""
+        """Remove the sentences of `text` at or above the risk model's act threshold (and,
+        with `goal_redact`, those restating an inferred goal); each is replaced by the
+        closest unused ground truth when the defense has them, else a note says how many
+        were removed. Returns the text and what was done."""
         if self.risk is None:
             return text, []
         spans = sentence_spans(text)
@@ -339,11 +340,12 @@ class ArgusDefense:
             return text, []
         sentences = [text[a:b] for a, b in spans]
         vectors, risks = scored if scored is not None else self._score(sentences)  # type: ignore[misc]
-        drop = [i for i in range(len(spans)) if risks[i] >= self.risk.act_threshold]
-        if not drop:
-            return text, []
         truths = list(self.ground_truths)
         truth_vectors = self.embedder.embed(truths, "query") if truths else None
+        restates = self.restated_goals(vectors, truth_vectors) if self.params.goal_redact else {}
+        drop = [i for i in range(len(spans)) if risks[i] >= self.risk.act_threshold or i in restates]
+        if not drop:
+            return text, []
         used: set[int] = set()
         replacements: dict[tuple[int, int], str] = {}
         done = []
@@ -356,13 +358,27 @@ class ArgusDefense:
                 used.add(j)
                 replacement = f"Correction: {truths[j]}"
             replacements[spans[i]] = replacement
-            done.append({"sentence": sentences[i][:400], "risk": round(float(risks[i]), 4), "replaced_by": replacement[:400]})
+            reason = {"goal_cosine": restates[i]} if i in restates and risks[i] < self.risk.act_threshold else {}
+            done.append({"sentence": sentences[i][:400], "risk": round(float(risks[i]), 4), **reason,
+                         "replaced_by": replacement[:400]})
         new = replace_spans(text, replacements)
         removed = sum(1 for d in done if not d["replaced_by"])
         if removed:
             note = self.prompts.render("redaction_note", count=removed).strip()
             new = f"{new}\n{note}" if new else note
         return new, done
+
+    def restated_goals(self, vectors: np.ndarray, truth_vectors: np.ndarray | None) -> dict[int, float]:
+        """Sentences (rows of `vectors`) that restate an inferred goal, with their cosine to
+        it: at least `goal_dedup_threshold`, and closer to the goal than to any ground truth
+        (a correction or a true restatement on the same topic is kept)."""
+        goals = self.goals.matrix()
+        if goals is None or not len(vectors):
+            return {}
+        to_goal = (vectors @ goals.T).max(axis=1)
+        to_truth = (vectors @ truth_vectors.T).max(axis=1) if truth_vectors is not None else np.full(len(vectors), -np.inf)
+        hits = (to_goal >= self.params.goal_dedup_threshold) & (to_goal > to_truth)
+        return {int(i): round(float(to_goal[i]), 4) for i in np.flatnonzero(hits)}
 
     async def _infer_goal(self, metered: MeteredLLM, chat: list[ChatMessage], answer: Rectification | DirectRectification) -> tuple[str | None, bool]:
         follow_up = [
