@@ -1,6 +1,7 @@
 """What the ARGUS rectifier decided on each monitored message, per run directory of
 `bench misinfotask` (its events/*.jsonl): rewrites, passes, unusable answers, messages
-flagged for review, and the goals it inferred. Run from the repo root, e.g.
+flagged for review, the sentences redacted (by risk, or with `goal_redact` as a restated
+goal), and the goals it inferred. Run from the repo root, e.g.
 `.venv/bin/python docs/scripts/misinfotask_rectifier_decisions.py runs/table/inject-argus-gt15`."""
 import sys
 from collections import Counter
@@ -13,6 +14,9 @@ for run_dir in sys.argv[1:]:
         monitored = [e.data for e in log.of_type("interception") if e.data["details"].get("monitored")]
         counts = Counter("unusable" if d["details"].get("rectifier_unusable") else d["action"] for d in monitored)
         counts["monitored"], counts["need_review"] = len(monitored), sum(bool(d["details"].get("need_review")) for d in monitored)
+        redacted = [r for d in monitored for r in d["details"].get("redacted") or []]
+        counts["redacted_by_risk"] = sum("goal_cosine" not in r for r in redacted)
+        counts["redacted_as_goal"] = sum("goal_cosine" in r for r in redacted)
         goals = [g for e in log.of_type("interceptor_round") for g in e.data.get("goals") or []]
         print(f"{path}: {dict(counts)}; goals at the last round: {sorted(set(goals))[-3:]}")
         total += counts
