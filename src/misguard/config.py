@@ -142,6 +142,11 @@ class ArgusSettings(Section):
     and is closer to that goal than to every ground truth the defense holds. Catches the
     paraphrases contaminated agents pass on, which the risk model scores below its act
     threshold."""
+    risk_all_channels: bool = False
+    """With a risk model: the redaction and the risk goal seeding also run on the channels
+    localization did not pick (one embedding per sentence, no LLM call); the rectifier LLM
+    still runs on monitored channels only. Without it, round 1 (localized by topology
+    alone) delivers the hijacked agent's unmonitored messages raw, and the concluder reads them."""
     rectifier_llm: bool = True
     """False: no rectifier LLM; the risk model alone corrects (needs `risk_model_path`)."""
 

@@ -144,6 +144,25 @@ async def test_goal_redaction_removes_restatements_of_a_goal_but_not_closer_trut
     assert done["replaced_by"] == f"Correction: {DENIED}"
 
 
+@pytest.mark.parametrize("all_channels", [False, True])
+async def test_risk_on_every_channel_redacts_unmonitored_messages_without_the_llm(tmp_path, all_channels):
+    llm = backend()
+    defense = argus_with_risk(llm, tmp_path, ground_truths=(TRUTH,), ground_truth=True, risk_all_channels=all_channels)
+    defense._watch = {("agent_1", "agent_2")}
+    text = f"The data tables are in the shared folder today. {GOAL}"
+    out = await defense.intercept(EdgeMessage(sender="agent_4", receiver="agent_5", round=1, text=text), None)  # type: ignore[arg-type]
+    if not all_channels:
+        assert out.action.value == "pass" and out.reason == "channel not monitored" and not defense.goals.texts
+        return
+    # the rectifier LLM is on (default) but runs on monitored channels only
+    assert out.action.value == "rewrite" and out.usage.calls == 0 and out.details["monitored"] is False
+    assert GOAL not in out.text and f"Correction: {TRUTH}" in out.text
+    assert out.details["deliberate_by_risk"] and defense.goals.texts == [GOAL]
+    # a clean message on an unmonitored channel passes
+    clean = await defense.intercept(EdgeMessage(sender="agent_4", receiver="agent_5", round=1, text="Tables are ready."), None)  # type: ignore[arg-type]
+    assert clean.action.value == "pass" and clean.usage.calls == 0
+
+
 async def test_redaction_without_evidence_removes_and_says_so_after_the_rectifier(tmp_path):
     llm = backend()
     defense = argus_with_risk(llm, tmp_path)

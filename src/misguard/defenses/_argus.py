@@ -243,10 +243,11 @@ class ArgusDefense:
     # -- rectification -------------------------------------------------------------------
 
     async def intercept(self, message: EdgeMessage, view: SystemView) -> Interception:
-        if message.edge not in self._watch:
-            return Interception.passed("channel not monitored")
         p = self.params
-        details: dict[str, Any] = {"monitored": True}
+        monitored = message.edge in self._watch
+        if not monitored and not (p.risk_all_channels and self.risk is not None):
+            return Interception.passed("channel not monitored")
+        details: dict[str, Any] = {"monitored": monitored}
         sentences = split_sentences(message.text) or [message.text]
         scored = self._score(sentences)
         risks = scored[1] if scored is not None else None
@@ -256,7 +257,7 @@ class ArgusDefense:
             return Interception(InterceptorAction.PASS, reason="pre-screen: nothing points at misinformation", details=details)
         metered = MeteredLLM(self.rectifier)
         text, need_review, answer, chat = message.text, False, None, None
-        if p.rectifier_llm:
+        if p.rectifier_llm and monitored:
             chat = self._chat(message)
             try:
                 answer = await metered.generate_json(
