@@ -18,6 +18,7 @@ from misguard.mas import read_events
 
 parser = argparse.ArgumentParser()
 parser.add_argument("run_dirs", nargs="+")
+parser.add_argument("--show", action="store_true", help="print every sentence at or above the threshold")
 parser.add_argument("--threshold", type=float, default=ArgusSettings().goal_dedup_threshold)
 args = parser.parse_args()
 embedder = get_embedder("e5")
@@ -40,6 +41,11 @@ for run_dir in args.run_dirs:
                 cosines = (embedder.embed(sentences, "query") @ goal_vectors.T).max(axis=1)
                 key = ((m["sender"], m["receiver"]) in watched, m["sender"] in hijacked)
                 best[key].extend(float(c) for c in cosines)
+                if args.show:
+                    for sentence, cosine in zip(sentences, cosines):
+                        if cosine >= args.threshold:
+                            print(f"  {path.stem} r{event.round} {m['sender']}->{m['receiver']} "
+                                  f"{'monitored' if key[0] else 'unmonitored'} {cosine:.3f}: {sentence[:160]}")
     print(run_dir)
     for (monitored, from_hijacked), values in sorted(best.items()):
         v = np.asarray(values)

@@ -18,6 +18,10 @@ for run_dir in sys.argv[1:]:
         counts["redacted_by_risk"] = sum("goal_cosine" not in r for r in redacted)
         counts["redacted_as_goal"] = sum("goal_cosine" in r for r in redacted)
         goals = [g for e in log.of_type("interceptor_round") for g in e.data.get("goals") or []]
+        # with risk_all_channels the risk path also runs on unmonitored channels (details "monitored": False)
+        unmonitored = [e.data for e in log.of_type("interception") if e.data["details"].get("monitored") is False]
+        counts["unmonitored_rewrite"] = sum(d["action"] == "rewrite" for d in unmonitored)
+        counts["unmonitored_redacted"] = sum(len(d["details"].get("redacted") or []) for d in unmonitored)
         print(f"{path}: {dict(counts)}; goals at the last round: {sorted(set(goals))[-3:]}")
         total += counts
     print(f"{run_dir}: {dict(total)}")
