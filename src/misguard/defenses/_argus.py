@@ -200,6 +200,7 @@ class ArgusDefense:
         self.prompts: PromptSet = load_prompts("misguard.defenses", "argus")
         self.monitored: dict[int, list[Edge]] = {}
         self._watch: set[Edge] = set()
+        self._truths_embedded: np.ndarray | None = None
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -342,7 +343,7 @@ class ArgusDefense:
         sentences = [text[a:b] for a, b in spans]
         vectors, risks = scored if scored is not None else self._score(sentences)  # type: ignore[misc]
         truths = list(self.ground_truths)
-        truth_vectors = self.embedder.embed(truths, "query") if truths else None
+        truth_vectors = self._truth_vectors()
         restates = self.restated_goals(vectors, truth_vectors) if self.params.goal_redact else {}
         drop = [i for i in range(len(spans)) if risks[i] >= self.risk.act_threshold or i in restates]
         if not drop:
@@ -368,6 +369,14 @@ class ArgusDefense:
             note = self.prompts.render("redaction_note", count=removed).strip()
             new = f"{new}\n{note}" if new else note
         return new, done
+
+    def _truth_vectors(self) -> np.ndarray | None:
+        """The ground truths' vectors, embedded once per run (they do not change)."""
+        if not self.ground_truths:
+            return None
+        if self._truths_embedded is None:
+            self._truths_embedded = self.embedder.embed(list(self.ground_truths), "query")
+        return self._truths_embedded
 
     def restated_goals(self, vectors: np.ndarray, truth_vectors: np.ndarray | None) -> dict[int, float]:
         """Sentences (rows of `vectors`) that restate an inferred goal, with their cosine to
