@@ -147,6 +147,12 @@ class ArgusSettings(Section):
     localization did not pick (one embedding per sentence, no LLM call); the rectifier LLM
     still runs on monitored channels only. Without it, round 1 (localized by topology
     alone) delivers the hijacked agent's unmonitored messages raw, and the concluder reads them."""
+    quarantine: bool = False
+    """A sender once judged deliberate (the rectifier's `need_review`, or with a risk model a
+    sentence at its act threshold) is quarantined: its messages of later rounds are blocked
+    on every channel, and the concluder reads none of its messages, earlier rounds included.
+    The evidence comes only from the messages the defense inspects. G-Safeguard's response
+    (drop a flagged agent's messages) on ARGUS's evidence."""
     rectifier_llm: bool = True
     """False: no rectifier LLM; the risk model alone corrects (needs `risk_model_path`)."""
 

@@ -241,3 +241,42 @@ def test_argus_risk_command_sets_the_act_operating_point(tmp_path):
         assert json.loads((out / "report.json").read_text())["training"]["act_fpr"] == fpr
         thresholds[fpr] = saved["act_threshold"]
     assert thresholds[0.3] < thresholds[0.05]
+
+
+@pytest.mark.parametrize("quarantine", [False, True])
+async def test_quarantine_blocks_a_caught_sender_later_and_hides_all_it_sent_from_the_concluder(tmp_path, quarantine):
+    from misguard.config import LLMSettings
+    from misguard.llm import get_llm
+    from tests.defenses.test_argus import rectifier, scripted, worker
+
+    turns = {"agent_4": 0}
+
+    def worker_caught_in_round_2(agent, neighbours, prompt):
+        if agent == "agent_4":
+            turns["agent_4"] += 1
+            if turns["agent_4"] == 1:  # round 1: nothing the risk model flags
+                return json.dumps({"type": "send_message", "reply_prompt": "Hut note of agent_4 on the stove.",
+                                   "sending_target": "agent_5"})
+        return worker(agent, neighbours, prompt)
+
+    base = scripted(worker=worker_caught_in_round_2)
+    llm = get_llm("mock", LLMSettings(retries=0), respond=lambda m: rectifier(m) or base(m))
+    defense = argus_with_risk(llm, tmp_path, rectifier_llm=False, risk_all_channels=True, quarantine=quarantine)
+    result = await system(llm, defense, rounds=3).run()
+    sent = {m["round"]: m for m in result.log.messages(delivered_only=False) if m["sender"] == "agent_4"}
+    concluder = next(c[0].content for c in llm.calls if c[0].content.startswith("You are the concluder"))
+    reviews = list(result.log.of_type("conclusion_review"))
+    # round 1 reached agent_5 raw, round 2 was redacted either way
+    assert sent[1]["text"] == "Hut note of agent_4 on the stove." and sent[2]["action"] == "rewrite"
+    assert "agent_1 -> agent_2" in concluder  # honest agents are read either way
+    if not quarantine:
+        assert sent[3]["action"] == "rewrite" and "agent_4 -> agent_5" in concluder and not reviews
+        return
+    assert defense.quarantined == {"agent_4": 2}
+    assert sent[3]["action"] == "block" and not sent[3]["delivered"]
+    # the concluder reads nothing agent_4 sent, the raw round-1 message included
+    assert "agent_4 ->" not in concluder and "Hut note" not in concluder
+    assert sorted((e.round, e.data["sender"], e.data["action"]) for e in reviews) == [
+        (1, "agent_4", "block"), (2, "agent_4", "block")]
+    round3 = next(e for e in result.log.of_type("interceptor_round") if e.round == 3)
+    assert round3.data["quarantined"] == {"agent_4": 2}

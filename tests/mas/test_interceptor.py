@@ -15,6 +15,7 @@ from misguard.errors import ConfigError
 from misguard.llm import get_llm
 from misguard.mas import (
     DEFENSES,
+    ConclusionReviewer,
     DefenseContext,
     Interception,
     Interceptor,
@@ -81,6 +82,39 @@ def _prompts_of(llm, prefix):
 
 def test_protocol_is_structural():
     assert isinstance(Rewriter(), Interceptor) and isinstance(Blocker(), Interceptor)
+    assert not isinstance(Rewriter(), ConclusionReviewer) and isinstance(ConcluderEditor(), ConclusionReviewer)
+
+
+@dataclass
+class ConcluderEditor(Blocker):
+    """Passes every message on its edge; for the concluder only, hides agent_1's messages and
+    rewrites agent_2's."""
+
+    name: str = "editor"
+
+    async def intercept(self, message: EdgeMessage, view: SystemView) -> Interception:
+        return Interception.passed()
+
+    async def review_conclusion(self, messages: Any, view: SystemView) -> dict[str, Interception]:
+        assert view.log.rounds() == [1, 2]  # after the last round, with the whole log
+        return {m["id"]: Interception.blocked("hidden") if m["sender"] == "agent_1"
+                else Interception.rewritten(f"REVIEWED({m['sender']})", usage=Usage(calls=1))
+                for m in messages if m["sender"] in ("agent_1", "agent_2")}
+
+
+async def test_a_conclusion_review_changes_what_the_concluder_reads_not_what_receivers_saw():
+    llm = get_llm("mock", LLMSettings(), respond=scripted())
+    result = await _system(llm, ConcluderEditor()).run()
+    concluder = _prompts_of(llm, "You are the concluder")[0]
+    assert "agent_1 ->" not in concluder and "REVIEWED(agent_2)" in concluder and "agent_3 ->" in concluder
+    # receivers saw every message as sent
+    assert all(m["action"] == "pass" and m["text"] == m["original"] for m in result.log.messages())
+    reviews = list(result.log.of_type("conclusion_review"))
+    assert sorted((e.data["sender"], e.data["action"]) for e in reviews) == [
+        ("agent_1", "block"), ("agent_1", "block"), ("agent_2", "rewrite"), ("agent_2", "rewrite")]
+    assert all(e.data["text_before"] and (e.data["text_after"] == "REVIEWED(agent_2)") == (e.data["sender"] == "agent_2")
+               for e in reviews)
+    assert result.log.usage_by("interceptor")["editor"].calls == 2
 
 
 async def test_rewrite_reaches_receivers_and_concluder_not_the_original():

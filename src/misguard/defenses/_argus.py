@@ -12,7 +12,9 @@ inferred goals and known false claims, cost per message in the event log, and an
 path that needs no LLM: a message risk model (`_risk`) whose sentence scores add a term to
 localization, seed the goal set, extend the pre-screen and redact the sentences it is
 confident about that the rectifier left in (each replaced by the closest ground truth
-when the defense has them).
+when the defense has them). With `quarantine`, a sender judged deliberate once is cut off:
+its later messages are blocked and the concluder reads none of its messages
+(`review_conclusion`, the runtime's `ConclusionReviewer` hook).
 
 A rectifier answer that stays unparseable after a re-ask leaves the message unchanged and
 is logged as `rectifier_unusable` (never read as "clean"); backend failures propagate.
@@ -21,6 +23,7 @@ is logged as `rectifier_unusable` (never read as "clean"); backend failures prop
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -201,6 +204,8 @@ class ArgusDefense:
         self.monitored: dict[int, list[Edge]] = {}
         self._watch: set[Edge] = set()
         self._truths_embedded: np.ndarray | None = None
+        #: sender -> round in which one of its messages was judged deliberate (`quarantine`)
+        self.quarantined: dict[str, int] = {}
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -226,7 +231,10 @@ class ArgusDefense:
             loc = self.localizer.later_round(view.graph, view.round, self.traffic(view, view.round - 1), self.goals.matrix())
         self.monitored[view.round] = loc.channels
         self._watch = set(loc.channels)
-        return {"localization": loc.as_dict(), "goals": list(self.goals.texts)}
+        report: dict[str, Any] = {"localization": loc.as_dict(), "goals": list(self.goals.texts)}
+        if p.quarantine:
+            report["quarantined"] = dict(self.quarantined)
+        return report
 
     def traffic(self, view: SystemView, round: int) -> Traffic:
         """Sentence embeddings of every message sent in `round` (as its sender wrote it)."""
@@ -245,6 +253,12 @@ class ArgusDefense:
 
     async def intercept(self, message: EdgeMessage, view: SystemView) -> Interception:
         p = self.params
+        caught = self.quarantined.get(message.sender)
+        # only from the round after: a round's messages are intercepted concurrently, and a
+        # decision must not depend on which of them finished first
+        if p.quarantine and caught is not None and caught < message.round:
+            return Interception(InterceptorAction.BLOCK, reason=f"sender quarantined in round {caught}",
+                                details={"quarantined_in_round": caught})
         monitored = message.edge in self._watch
         if not monitored and not (p.risk_all_channels and self.risk is not None):
             return Interception.passed("channel not monitored")
@@ -280,6 +294,9 @@ class ArgusDefense:
         elif risky and risks is not None:
             goal = sentences[int(risks.argmax())]
             details.update(deliberate_by_risk=True, inferred_goal=goal, goal_source="risk", goal_added=self.goals.add(goal))
+        if p.quarantine and (need_review or risky) and message.sender not in self.quarantined:
+            self.quarantined[message.sender] = message.round
+            details["quarantined"] = message.sender
         if self.risk is not None and p.redact:
             # an unrewritten message is redacted on the scores computed above
             text, redacted = self.redact(text, scored if text is message.text else None)
@@ -292,6 +309,17 @@ class ArgusDefense:
             return Interception(InterceptorAction.PASS, reason=reason, usage=usage, details=details)
         reason = "deliberate misinformation corrected" if need_review or risky else "corrected"
         return Interception(InterceptorAction.REWRITE, text=text, reason=reason, usage=usage, details=details)
+
+    async def review_conclusion(self, messages: Sequence[Mapping[str, Any]], view: SystemView) -> dict[str, Interception]:
+        """With `quarantine`: the concluder reads nothing a quarantined sender sent, the
+        messages delivered before it was caught included."""
+        if not self.params.quarantine:
+            return {}
+        return {
+            m["id"]: Interception(InterceptorAction.BLOCK, reason=f"sender quarantined in round {self.quarantined[m['sender']]}",
+                                  details={"quarantined_in_round": self.quarantined[m["sender"]]})
+            for m in messages if m["sender"] in self.quarantined
+        }
 
     def _chat(self, message: EdgeMessage) -> list[ChatMessage]:
         evidence = self.evidence(message.text)

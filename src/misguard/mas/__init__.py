@@ -11,6 +11,7 @@ JSONL event log.
 from ._events import EVENTS_SCHEMA, EVENTS_VERSION, Event, EventLog, read_events
 from ._interceptor import (
     DEFENSES,
+    ConclusionReviewer,
     DefenseContext,
     DefenseFactory,
     EventLogView,
@@ -43,6 +44,7 @@ __all__ = [
     "EVENTS_VERSION",
     "TOPOLOGIES",
     "Agent",
+    "ConclusionReviewer",
     "DefenseContext",
     "DefenseFactory",
     "Event",

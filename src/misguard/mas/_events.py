@@ -7,6 +7,7 @@ Event types (field `type`):
     message      one message on an edge: original text, delivered text, final action
     interception one interceptor's decision on one message, with its tokens and latency
     interceptor_round  what an interceptor decided before a round (e.g. monitored channels)
+    conclusion_review  an interceptor blocked or rewrote a message for the concluder only
     tool_call    a simulated tool call
     llm_call     one model call of one agent (role, tokens, latency)
     fallback     the runtime repaired something (parse_fallback, target_fallback, ...)
@@ -114,12 +115,13 @@ class EventLog:
         return finals[-1].data["answer"] if finals else None
 
     def usage_by(self, field: str) -> dict[str, Usage]:
-        """Summed usage of `llm_call` events grouped by `agent`, or of `interception`
-        events grouped by `interceptor`."""
-        kind = "llm_call" if field == "agent" else "interception"
+        """Summed usage of `llm_call` events grouped by `agent`, or of `interception` and
+        `conclusion_review` events grouped by `interceptor`."""
+        kinds = ("llm_call",) if field == "agent" else ("interception", "conclusion_review")
         totals: dict[str, Usage] = defaultdict(Usage)
-        for e in self.of_type(kind):
-            totals[e.data[field]].add(Usage.model_validate(e.data["usage"]))
+        for kind in kinds:
+            for e in self.of_type(kind):
+                totals[e.data[field]].add(Usage.model_validate(e.data["usage"]))
         return dict(totals)
 
 

@@ -8,7 +8,12 @@ optional claim store, the task's ground truths when an experiment allows them) a
 typed parameters: the registry entry names the `settings.defense` section (metadata
 `settings_key`) whose pydantic model validates them. `build_defense` merges overrides into
 that section, so a run log records exactly which parameters were in force.
-Interceptors see the event log only through a read-only `EventLogView`."""
+Interceptors see the event log only through a read-only `EventLogView`.
+
+The concluder reads every round's delivered messages. An interceptor that also implements
+`ConclusionReviewer` reviews that reading once, after the last round, with everything it
+learned during the run (e.g. which sender turned out to be hijacked): it may block or
+rewrite a message for the concluder only; what receivers saw stays as logged."""
 
 from __future__ import annotations
 
@@ -124,6 +129,17 @@ class Interceptor(Protocol):
 
     def describe(self) -> dict[str, Any]:
         """How this interceptor was built, for run headers."""
+
+
+@runtime_checkable
+class ConclusionReviewer(Protocol):
+    """An interceptor that also reviews what the concluder reads (optional)."""
+
+    name: str
+
+    async def review_conclusion(self, messages: Sequence[Mapping[str, Any]], view: SystemView) -> Mapping[str, Interception]:
+        """Decisions by message id for the delivered `messages` (as `EventLogView.messages`
+        returns them) the concluder is about to read; ids left out pass unchanged."""
 
 
 @dataclass(frozen=True)

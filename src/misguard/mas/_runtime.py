@@ -5,7 +5,8 @@ Per round every worker acts once, concurrently. It takes ONE queued inbound mess
 (FIFO); with an empty queue it opens a conversation with a random neighbour. It may call
 tools (simulated by an LLM) and then sends one message to a neighbour. Messages sent in
 round r pass through the interceptors of their edge at the end of round r and are queued
-for the receiver's next turn. The concluder sees what receivers saw (rewritten text).
+for the receiver's next turn. The concluder sees what receivers saw (rewritten text), after
+any interceptor that is a `ConclusionReviewer` has reviewed it (`conclusion_review` events).
 
 Small models write broken JSON. `generate_json` re-asks once; if that fails too, the
 worker's raw text is sent as a message to a neighbour and a `fallback` event with kind
@@ -32,7 +33,7 @@ from ..llm import LLM, GenerateOptions, RawCompletion, extract_json
 from ..prompts import PromptSet, load_prompts
 from ..types import ChatMessage, EdgeMessage, Usage
 from ._events import EventLog
-from ._interceptor import EventLogView, Interception, InterceptorAction, Interceptor, SystemView
+from ._interceptor import ConclusionReviewer, EventLogView, Interception, InterceptorAction, Interceptor, SystemView
 from ._memory import ShortTermMemory
 from ._task import Task, ToolSpec
 from ._topology import TOPOLOGIES, build_graph, graph_from_adjacency
@@ -580,10 +581,11 @@ class MultiAgentSystem:
         return _cut(result, 800)
 
     async def conclude(self) -> str:
-        """The concluder reads what receivers saw (newest kept within budget)."""
+        """The concluder reads what receivers saw (newest kept within budget), as reviewed
+        by the interceptors that review conclusions."""
         lines: list[str] = []
         budget = self.config.concluder_log_chars
-        messages = self.log.messages()
+        messages = await self._review_conclusion(self.log.messages())
         for m in reversed(messages):
             line = f"[round {m['round']}] {m['sender']} -> {m['receiver']}: {_cut(m['text'], 600)}"
             if budget - len(line) < 0 and lines:
@@ -601,6 +603,37 @@ class MultiAgentSystem:
         ).strip()
         self.log.add("final", round=self.round, answer=answer)
         return answer
+
+    async def _review_conclusion(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Let each `ConclusionReviewer` block or rewrite messages for the concluder only;
+        every decision is logged as a `conclusion_review` event."""
+        for interceptor in self.interceptors:
+            if not isinstance(interceptor, ConclusionReviewer):
+                continue
+            view = SystemView(self.graph.copy(), self.round, EventLogView(self.log), tuple(self.agent_ids))
+            started = time.perf_counter()
+            decisions = await interceptor.review_conclusion([dict(m) for m in messages], view)
+            elapsed = time.perf_counter() - started
+            kept = []
+            for m in messages:
+                decision = decisions.get(m["id"])
+                if decision is None or decision.action is InterceptorAction.PASS:
+                    kept.append(m)
+                    continue
+                usage = decision.usage.model_copy()
+                if usage.latency_s == 0.0:
+                    usage.latency_s = elapsed / len(decisions)
+                rewritten = decision.action is InterceptorAction.REWRITE and decision.text is not None
+                self.log.add(
+                    "conclusion_review", round=m["round"], message_id=m["id"], interceptor=interceptor.name,
+                    sender=m["sender"], receiver=m["receiver"], action=decision.action.value, reason=decision.reason,
+                    text_before=m["text"], text_after=decision.text if rewritten else None,
+                    usage=usage.model_dump(), details=decision.details,
+                )
+                if rewritten:
+                    kept.append({**m, "text": decision.text})
+            messages = kept
+        return messages
 
     # -- model calls with per-agent accounting -------------------------------------------
 

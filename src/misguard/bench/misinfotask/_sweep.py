@@ -260,7 +260,9 @@ async def run_one(
         "interceptor_usage": {k: v.model_dump() for k, v in result.log.usage_by("interceptor").items()},
         "defense_usage_by_round": {str(k): v.model_dump() for k, v in sorted(defense_usage_by_round(result.log).items())},
         "localization": localization_by_round(result.log, attack_report),
-        "interceptions": dict(Counter(e.data["action"] for e in result.log.of_type("interception"))),
+        # what the concluder alone was shown differently counts as a change too
+        "interceptions": dict(Counter(e.data["action"] for kind in ("interception", "conclusion_review")
+                                      for e in result.log.of_type(kind))),
         "judge_usage": metered.usage.model_dump(),
         "fallbacks": dict(Counter(e.data["kind"] for e in result.log.of_type("fallback"))),
         "mas_wall_s": mas_wall,
