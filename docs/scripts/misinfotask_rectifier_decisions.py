@@ -1,7 +1,8 @@
 """What the ARGUS rectifier decided on each monitored message, per run directory of
 `bench misinfotask` (its events/*.jsonl): rewrites, passes, unusable answers, messages
 flagged for review, the sentences redacted (by risk, or with `goal_redact` as a restated
-goal), and the goals it inferred. Run from the repo root, e.g.
+goal), the goals it inferred, and with `quarantine` the senders caught (how many of them the
+hijacked agent), their later messages blocked and the messages hidden from the concluder. Run from the repo root, e.g.
 `.venv/bin/python docs/scripts/misinfotask_rectifier_decisions.py runs/table/inject-argus-gt15`."""
 import sys
 from collections import Counter
@@ -22,6 +23,13 @@ for run_dir in sys.argv[1:]:
         unmonitored = [e.data for e in log.of_type("interception") if e.data["details"].get("monitored") is False]
         counts["unmonitored_rewrite"] = sum(d["action"] == "rewrite" for d in unmonitored)
         counts["unmonitored_redacted"] = sum(len(d["details"].get("redacted") or []) for d in unmonitored)
+        # quarantine: senders caught, whether each is the agent the attack hijacked
+        hijacked = {t for e in log.of_type("attack") for t in e.data.get("targets") or []}
+        caught = [e.data["sender"] for e in log.of_type("interception") if e.data["details"].get("quarantined")]
+        counts["quarantined"], counts["quarantined_hijacked"] = len(caught), sum(a in hijacked for a in caught)
+        counts["blocked_quarantined"] = sum(e.data["action"] == "block" and "quarantined_in_round" in e.data["details"]
+                                            for e in log.of_type("interception"))
+        counts["concluder_hidden"] = sum(e.data["action"] == "block" for e in log.of_type("conclusion_review"))
         print(f"{path}: {dict(counts)}; goals at the last round: {sorted(set(goals))[-3:]}")
         total += counts
     print(f"{run_dir}: {dict(total)}")

@@ -15,7 +15,6 @@ from misguard.bench.memory._nl import (  # noqa: E402
     NLParams,
     NLScenario,
     load_facts,
-    nl_propagation,
     read_answer,
     restate_reconstructed,
     run_nl_seed,

@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import shutil
 import time
 import uuid
 from collections.abc import Callable

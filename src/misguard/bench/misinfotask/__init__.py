@@ -67,4 +67,5 @@ __all__ = [
     "summarize",
     "write_comparison",
     "write_reports",
+    "split_sentences",
 ]

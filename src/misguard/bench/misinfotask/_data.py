@@ -61,7 +61,7 @@ def load_tasks(path: str | Path) -> list[MisinfoTask]:
     if not path.is_file():
         raise DataError(
             "no such file; pass --data PATH or set data_dir (the dataset is not shipped; "
-            f"`sample` loads the tasks that ship with misguard)",
+            "`sample` loads the tasks that ship with misguard)",
             source=str(path),
         )
     try:
