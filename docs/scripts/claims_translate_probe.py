@@ -65,6 +65,10 @@ for (lang, label), rs in sorted(groups.items(), key=lambda kv: (kv[0][0] == "all
     right = lambda k: [x[f"top1_{k}"] == x["claim_id"] for x in rs] if label == "false" else []
     print(f"{lang:4} {label:5} {len(rs):4} {pct([x['flagged_orig'] for x in rs]):>9} {pct([x['flagged_en'] for x in rs]):>8} "
           f"{pct(right('orig')):>9} {pct(right('en')):>8}")
+false_rows = [r for r in rows if r["label"] == "false"]
+print(f"\nfalse rows missed on the original: {sum(not r['flagged_orig'] for r in false_rows)}, of them flagged in English: "
+      f"{sum(not r['flagged_orig'] and r['flagged_en'] for r in false_rows)}; flagged on the original but not in English: "
+      f"{sum(r['flagged_orig'] and not r['flagged_en'] for r in false_rows)}")
 tok = [r["llm_tokens"] for r in rows]
 print(f"\nLLM {llm.spec}: {len(rows)} calls ({llm.usage.cached_calls} from the cache this run; counts below are of the "
       f"calls that made the answers), {sum(t[0] for t in tok)} prompt + {sum(t[1] for t in tok)} completion tokens, "

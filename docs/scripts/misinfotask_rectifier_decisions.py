@@ -25,8 +25,13 @@ for run_dir in sys.argv[1:]:
         counts["unmonitored_redacted"] = sum(len(d["details"].get("redacted") or []) for d in unmonitored)
         # quarantine: senders caught, whether each is the agent the attack hijacked
         hijacked = {t for e in log.of_type("attack") for t in e.data.get("targets") or []}
-        caught = [e.data["sender"] for e in log.of_type("interception") if e.data["details"].get("quarantined")]
-        counts["quarantined"], counts["quarantined_hijacked"] = len(caught), sum(a in hijacked for a in caught)
+        caught = [e for e in log.of_type("interception") if e.data["details"].get("quarantined")]
+        counts["quarantined"] = len(caught)
+        counts["quarantined_hijacked"] = sum(e.data["sender"] in hijacked for e in caught)
+        for e in caught:  # what caught each sender: its riskiest redacted sentence
+            worst = max(e.data["details"].get("redacted") or [{"risk": 0.0, "sentence": ""}], key=lambda r: r["risk"])
+            print(f"  {path.stem}: {e.data['sender']} caught in round {e.round} "
+                  f"({'hijacked' if e.data['sender'] in hijacked else 'not hijacked'}), risk {worst['risk']:.3f}: {worst['sentence'][:120]}")
         counts["blocked_quarantined"] = sum(e.data["action"] == "block" and "quarantined_in_round" in e.data["details"]
                                             for e in log.of_type("interception"))
         counts["concluder_hidden"] = sum(e.data["action"] == "block" for e in log.of_type("conclusion_review"))

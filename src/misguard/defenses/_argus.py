@@ -155,6 +155,12 @@ class GoalSet:
         return np.stack(self.vectors) if self.vectors else None
 
 
+def _quarantine_block(caught: int) -> Interception:
+    """What happens to a message of a sender quarantined in round `caught`."""
+    return Interception(InterceptorAction.BLOCK, reason=f"sender quarantined in round {caught}",
+                        details={"quarantined_in_round": caught})
+
+
 def _same(a: str, b: str) -> bool:
     norm = lambda t: re.sub(r"\W+", " ", t).strip().lower()  # noqa: E731
     return norm(a) == norm(b)
@@ -257,8 +263,7 @@ class ArgusDefense:
         # only from the round after: a round's messages are intercepted concurrently, and a
         # decision must not depend on which of them finished first
         if p.quarantine and caught is not None and caught < message.round:
-            return Interception(InterceptorAction.BLOCK, reason=f"sender quarantined in round {caught}",
-                                details={"quarantined_in_round": caught})
+            return _quarantine_block(caught)
         monitored = message.edge in self._watch
         if not monitored and not (p.risk_all_channels and self.risk is not None):
             return Interception.passed("channel not monitored")
@@ -315,11 +320,7 @@ class ArgusDefense:
         messages delivered before it was caught included."""
         if not self.params.quarantine:
             return {}
-        return {
-            m["id"]: Interception(InterceptorAction.BLOCK, reason=f"sender quarantined in round {self.quarantined[m['sender']]}",
-                                  details={"quarantined_in_round": self.quarantined[m["sender"]]})
-            for m in messages if m["sender"] in self.quarantined
-        }
+        return {m["id"]: _quarantine_block(self.quarantined[m["sender"]]) for m in messages if m["sender"] in self.quarantined}
 
     def _chat(self, message: EdgeMessage) -> list[ChatMessage]:
         evidence = self.evidence(message.text)
