@@ -153,6 +153,15 @@ class ArgusSettings(Section):
     on every channel, and the concluder reads none of its messages, earlier rounds included.
     The evidence comes only from the messages the defense inspects. G-Safeguard's response
     (drop a flagged agent's messages) on ARGUS's evidence."""
+    sender_model_path: Path | None = None
+    """With `quarantine`: weights of G-Safeguard's node detector (`misguard bench
+    gsafeguard-train`, on attacked runs of tasks other than those evaluated). After each
+    round it scores every agent from what the agent wrote that round; an agent scored above
+    `sender_threshold` is quarantined too. Sender-level evidence the sentence risk model
+    lacks; needs the torch extra."""
+    sender_threshold: float = Field(0.5, ge=0.0, le=1.0)
+    """Node-detector probability above which an agent is quarantined (calibrate on runs of
+    unreported tasks: `docs/scripts/misinfotask_sender_detectors.py`)."""
     rectifier_llm: bool = True
     """False: no rectifier LLM; the risk model alone corrects (needs `risk_model_path`)."""
 

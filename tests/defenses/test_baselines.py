@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 
 from misguard.attacks import AttackSpec, build_attack
@@ -59,11 +60,11 @@ async def test_self_check_annotates_doubted_messages_and_passes_the_rest():
     assert len(checks) == len(result.log.messages()) and all(e.data["usage"]["calls"] == 1 for e in checks)
 
 
-async def test_gsafeguard_trains_on_runtime_logs_flags_and_drops(tmp_path):
+async def trained_gsafeguard(llm, tmp_path) -> tuple[dict, object]:
+    """G-Safeguard weights trained on four attacked runs (each agent hijacked once): (report, path)."""
     pytest.importorskip("torch", reason="needs the [torch] extra")
     from misguard.defenses import train_gsafeguard
 
-    llm = get_llm("mock", LLMSettings(retries=0), respond=scripted(worker=worker))
     paths = []
     for i, point in enumerate(["agent_1", "agent_2", "agent_3", "agent_4"]):
         path = tmp_path / f"train{i}.jsonl"
@@ -71,11 +72,16 @@ async def test_gsafeguard_trains_on_runtime_logs_flags_and_drops(tmp_path):
         await attacked_run(llm, point=point, log=log, seed=i)
         log.close()
         paths.append(path)
-    embedder = get_embedder("hashing/64")
     weights = tmp_path / "g.pt"
-    report = train_gsafeguard(paths, embedder, weights, epochs=60)
+    return train_gsafeguard(paths, get_embedder("hashing/64"), weights, epochs=60), weights
+
+
+async def test_gsafeguard_trains_on_runtime_logs_flags_and_drops(tmp_path):
+    llm = get_llm("mock", LLMSettings(retries=0), respond=scripted(worker=worker))
+    report, weights = await trained_gsafeguard(llm, tmp_path)
     assert report["samples"] == 8 and report["positives"] == 8 and report["train_accuracy"] == 1.0
 
+    embedder = get_embedder("hashing/64")
     context = DefenseContext(Settings(), {"worker": llm}, embedder)
     (guard,) = build_defense("g-safeguard", context, {"model_path": str(weights)})
     result = await attacked_run(llm, [guard], point="agent_3", rounds=3)
@@ -83,6 +89,41 @@ async def test_gsafeguard_trains_on_runtime_logs_flags_and_drops(tmp_path):
     assert flagged == {2: ["agent_3"], 3: ["agent_3"]}  # round 1 has no utterances yet
     for m in result.log.messages(delivered_only=False):
         assert m["delivered"] == (m["sender"] != "agent_3" or m["round"] == 1)
+
+
+@pytest.mark.parametrize("detector", [False, True])
+async def test_argus_quarantines_the_agent_the_sender_detector_flags(tmp_path, detector):
+    """With a risk model that flags nothing, only the node detector can catch agent_3: from
+    its round-1 messages, so its later messages are blocked and the concluder reads none."""
+    from misguard.defenses._risk import MessageRiskModel
+
+    llm = get_llm("mock", LLMSettings(retries=0), respond=scripted(worker=worker))
+    _, weights = await trained_gsafeguard(llm, tmp_path)
+    embedder = get_embedder("hashing/64")
+    calm = MessageRiskModel(embedder.spec, np.zeros(embedder.dim), -10.0, act_threshold=0.5, screen_threshold=0.05)
+    params = {"risk_model_path": str(calm.save(tmp_path / "risk.json")), "rectifier_llm": False,
+              "risk_all_channels": True, "quarantine": True}
+    if detector:
+        params["sender_model_path"] = str(weights)
+    (argus,) = build_defense("argus", DefenseContext(Settings(), {"worker": llm}, embedder), params)
+    result = await attacked_run(llm, [argus], point="agent_3", rounds=3)
+    # the last concluder prompt: the training runs used the same backend
+    concluder = [c[0].content for c in llm.calls if c[0].content.startswith("You are the concluder")][-1]
+    if not detector:
+        assert argus.quarantined == {} and "agent_3 ->" in concluder
+        return
+    assert argus.quarantined == {"agent_3": 1}
+    for m in result.log.messages(delivered_only=False):
+        assert m["delivered"] == (m["sender"] != "agent_3" or m["round"] == 1)
+    assert "agent_3 ->" not in concluder and "agent_1 ->" in concluder
+    scores = next(e for e in result.log.of_type("interceptor_round") if e.round == 2).data["sender_scores"]
+    assert max(scores["1"], key=scores["1"].get) == "agent_3"
+
+
+def test_argus_sender_detector_needs_quarantine(tmp_path):
+    context = DefenseContext(Settings(), {"worker": get_llm("mock")}, get_embedder("hashing/64"))
+    with pytest.raises(ConfigError, match="quarantine=true"):
+        build_defense("argus", context, {"sender_model_path": str(tmp_path / "g.pt")})
 
 
 def test_gsafeguard_without_weights_says_how_to_train():

@@ -14,7 +14,9 @@ localization, seed the goal set, extend the pre-screen and redact the sentences 
 confident about that the rectifier left in (each replaced by the closest ground truth
 when the defense has them). With `quarantine`, a sender judged deliberate once is cut off:
 its later messages are blocked and the concluder reads none of its messages
-(`review_conclusion`, the runtime's `ConclusionReviewer` hook).
+(`review_conclusion`, the runtime's `ConclusionReviewer` hook). A G-Safeguard node detector
+(`sender_model_path`) adds sender-level evidence: it scores every agent from what it wrote
+in a round, and an agent above its threshold is quarantined as well.
 
 A rectifier answer that stays unparseable after a re-ask leaves the message unchanged and
 is logged as `rectifier_unusable` (never read as "clean"); backend failures propagate.
@@ -31,13 +33,14 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic.json_schema import SkipJsonSchema
 
-from ..config import ArgusSettings
+from ..config import ArgusSettings, GSafeguardSettings
 from ..embed import Embedder
 from ..errors import ConfigError, LLMOutputError
 from ..llm import LLM
 from ..mas import DefenseContext, Interception, InterceptorAction, MeteredLLM, SystemView
 from ..prompts import PromptSet, load_prompts
 from ..types import ChatMessage, EdgeMessage
+from ._gsafeguard import GSafeguard
 from ._localize import Edge, Localization, LocalizationWeights, Localizer, Traffic
 from ._risk import MessageRiskModel
 from ._text import replace_spans, sentence_spans, split_sentences
@@ -176,6 +179,7 @@ class ArgusDefense:
         claim_store: a `misguard.claims.ClaimStore` for grounding, or None.
         ground_truths: true statements shown to the rectifier when `params.ground_truth`.
         risk_model: a fitted `MessageRiskModel` (default: loaded from `params.risk_model_path`).
+        sender_model: a G-Safeguard node detector (default: loaded from `params.sender_model_path`).
     """
 
     name = "argus"
@@ -189,6 +193,7 @@ class ArgusDefense:
         claim_store: Any = None,
         ground_truths: tuple[str, ...] = (),
         risk_model: MessageRiskModel | None = None,
+        sender_model: GSafeguard | None = None,
     ) -> None:
         self.rectifier = rectifier
         self.embedder = embedder
@@ -197,6 +202,11 @@ class ArgusDefense:
         if risk_model is None and p.risk_model_path is not None:
             risk_model = MessageRiskModel.load(p.risk_model_path, embedder)
         self.risk = risk_model
+        if (sender_model is not None or p.sender_model_path is not None) and not p.quarantine:
+            raise ConfigError("a sender detector acts only through quarantine; add --defense-param quarantine=true")
+        if sender_model is None and p.sender_model_path is not None:
+            sender_model = GSafeguard(p.sender_model_path, embedder, GSafeguardSettings(threshold=p.sender_threshold))
+        self.senders = sender_model
         if not p.rectifier_llm and self.risk is None:
             raise ConfigError("rectifier_llm=false leaves ARGUS nothing to correct with; give it a risk model "
                               "(--defense-param risk_model_path=PATH, from `misguard bench argus-risk`)")
@@ -212,6 +222,8 @@ class ArgusDefense:
         self._truths_embedded: np.ndarray | None = None
         #: sender -> round in which one of its messages was judged deliberate (`quarantine`)
         self.quarantined: dict[str, int] = {}
+        #: the last round the sender detector scored
+        self._senders_scored = 0
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -223,6 +235,7 @@ class ArgusDefense:
             "ground_truths": len(self.ground_truths),
             "prompts": self.prompts.ref,
             "risk_model": self.risk.describe() if self.risk is not None else None,
+            "sender_model": self.senders.describe() if self.senders is not None else None,
         }
 
     # -- localization --------------------------------------------------------------------
@@ -238,6 +251,8 @@ class ArgusDefense:
         self.monitored[view.round] = loc.channels
         self._watch = set(loc.channels)
         report: dict[str, Any] = {"localization": loc.as_dict(), "goals": list(self.goals.texts)}
+        if self.senders is not None:
+            report["sender_scores"] = self._detect_senders(view, view.round - 1)
         if p.quarantine:
             report["quarantined"] = dict(self.quarantined)
         return report
@@ -320,7 +335,25 @@ class ArgusDefense:
         messages delivered before it was caught included."""
         if not self.params.quarantine:
             return {}
+        if self.senders is not None:
+            self._detect_senders(view, view.round)
         return {m["id"]: _quarantine_block(self.quarantined[m["sender"]]) for m in messages if m["sender"] in self.quarantined}
+
+    def _detect_senders(self, view: SystemView, last_round: int) -> dict[str, dict[str, float]]:
+        """Score every agent on each round up to `last_round` not scored yet; quarantine
+        those above the detector's threshold (blocked from the round after). Returns
+        {round (as the event log's JSON keys it): {agent: probability}}."""
+        assert self.senders is not None
+        agents = list(view.agents) or sorted(view.graph.nodes())
+        scored: dict[str, dict[str, float]] = {}
+        for r in range(self._senders_scored + 1, last_round + 1):
+            scores = self.senders.scores(view.graph, agents, view.log.messages(r, delivered_only=False))
+            for agent, p in scores.items():
+                if p > self.senders.params.threshold and agent not in self.quarantined:
+                    self.quarantined[agent] = r
+            scored[str(r)] = {a: round(p, 4) for a, p in scores.items()}
+        self._senders_scored = max(self._senders_scored, last_round)
+        return scored
 
     def _chat(self, message: EdgeMessage) -> list[ChatMessage]:
         evidence = self.evidence(message.text)
