@@ -1,8 +1,9 @@
 """What the ARGUS rectifier decided on each monitored message, per run directory of
 `bench misinfotask` (its events/*.jsonl): rewrites, passes, unusable answers, messages
 flagged for review, the sentences redacted (by risk, or with `goal_redact` as a restated
-goal), the goals it inferred, and with `quarantine` the senders caught (how many of them the
-hijacked agent), their later messages blocked and the messages hidden from the concluder. Run from the repo root, e.g.
+goal), the goals it inferred, and with `quarantine` the senders caught by a message or by the
+sender detector (how many of them the hijacked agent), their later messages blocked and the
+messages hidden from the concluder. Run from the repo root, e.g.
 `.venv/bin/python docs/scripts/misinfotask_rectifier_decisions.py runs/table/inject-argus-gt15`."""
 import sys
 from collections import Counter
@@ -32,6 +33,17 @@ for run_dir in sys.argv[1:]:
             worst = max(e.data["details"].get("redacted") or [{"risk": 0.0, "sentence": ""}], key=lambda r: r["risk"])
             print(f"  {path.stem}: {e.data['sender']} caught in round {e.round} "
                   f"({'hijacked' if e.data['sender'] in hijacked else 'not hijacked'}), risk {worst['risk']:.3f}: {worst['sentence'][:120]}")
+        # a sender quarantined without a message that caught it was flagged by the sender detector
+        # (`sender_model_path`): at a round's start (interceptor_round) or at conclusion (conclusion_review)
+        by_message = {e.data["sender"] for e in caught}
+        everyone = {a for e in log.of_type("interceptor_round") for a in e.data.get("quarantined") or {}}
+        everyone |= {e.data["sender"] for e in log.of_type("conclusion_review") if e.data["action"] == "block"}
+        by_detector = everyone - by_message
+        counts["quarantined_by_detector"] = len(by_detector)
+        counts["quarantined_by_detector_hijacked"] = len(by_detector & hijacked)
+        for sender in sorted(by_detector):
+            print(f"  {path.stem}: {sender} quarantined by the sender detector "
+                  f"({'hijacked' if sender in hijacked else 'not hijacked'})")
         counts["blocked_quarantined"] = sum(e.data["action"] == "block" and "quarantined_in_round" in e.data["details"]
                                             for e in log.of_type("interception"))
         counts["concluder_hidden"] = sum(e.data["action"] == "block" for e in log.of_type("conclusion_review"))

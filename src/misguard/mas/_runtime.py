@@ -496,7 +496,7 @@ class MultiAgentSystem:
                 "worker_turn",
                 injection=(agent.injection + "\n\n") if agent.injection else "",
                 retrieved=retrieved,
-                memory="\n".join(agent.memory.entries()) or "(empty)",
+                memory=self._memory_block(agent),
                 inbound=inbound_text + "".join(f"\n{t}" for t in tool_results),
                 instruction=instruction,
             )
@@ -522,6 +522,12 @@ class MultiAgentSystem:
                 text = "(no content)"
             return self._send(agent, r, text, action.sending_target, neighbours, via=action.type)
         raise AssertionError("unreachable: the last step forbids tools")
+
+    def _memory_block(self, agent: Agent) -> str:
+        """The worker's memory for its prompt; nothing at all while it is empty (an empty
+        block made small models answer that they had nothing to work with)."""
+        entries = agent.memory.entries()
+        return self.prompts.render("memory_block", entries="\n".join(entries)) if entries else ""
 
     def _send(
         self, agent: Agent, r: int, text: str, target: str | None, neighbours: list[str], *, via: str
