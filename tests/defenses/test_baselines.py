@@ -112,7 +112,9 @@ async def test_argus_quarantines_the_agent_the_sender_detector_flags(tmp_path, d
     if not detector:
         assert argus.quarantined == {} and "agent_3 ->" in concluder
         return
-    assert argus.quarantined == {"agent_3": 1}
+    assert argus.quarantined == {"agent_3": 1} and argus.caught_by == {"agent_3": "sender detector"}
+    hidden = [e.data["details"] for e in result.log.of_type("conclusion_review")]
+    assert hidden and all(d == {"quarantined_in_round": 1, "quarantined_by": "sender detector"} for d in hidden)
     for m in result.log.messages(delivered_only=False):
         assert m["delivered"] == (m["sender"] != "agent_3" or m["round"] == 1)
     assert "agent_3 ->" not in concluder and "agent_1 ->" in concluder

@@ -272,7 +272,7 @@ async def test_quarantine_blocks_a_caught_sender_later_and_hides_all_it_sent_fro
     if not quarantine:
         assert sent[3]["action"] == "rewrite" and "agent_4 -> agent_5" in concluder and not reviews
         return
-    assert defense.quarantined == {"agent_4": 2}
+    assert defense.quarantined == {"agent_4": 2} and defense.caught_by == {"agent_4": "message"}
     assert sent[3]["action"] == "block" and not sent[3]["delivered"]
     # the concluder reads nothing agent_4 sent, the raw round-1 message included
     assert "agent_4 ->" not in concluder and "Hut note" not in concluder

@@ -158,10 +158,11 @@ class GoalSet:
         return np.stack(self.vectors) if self.vectors else None
 
 
-def _quarantine_block(caught: int) -> Interception:
-    """What happens to a message of a sender quarantined in round `caught`."""
+def _quarantine_block(caught: int, by: str) -> Interception:
+    """What happens to a message of a sender quarantined in round `caught` (`by`: "message"
+    or "sender detector")."""
     return Interception(InterceptorAction.BLOCK, reason=f"sender quarantined in round {caught}",
-                        details={"quarantined_in_round": caught})
+                        details={"quarantined_in_round": caught, "quarantined_by": by})
 
 
 def _same(a: str, b: str) -> bool:
@@ -222,6 +223,8 @@ class ArgusDefense:
         self._truths_embedded: np.ndarray | None = None
         #: sender -> round in which one of its messages was judged deliberate (`quarantine`)
         self.quarantined: dict[str, int] = {}
+        #: sender -> what caught it: "message" (need_review or risk) or "sender detector"
+        self.caught_by: dict[str, str] = {}
         #: the last round the sender detector scored
         self._senders_scored = 0
 
@@ -278,7 +281,7 @@ class ArgusDefense:
         # only from the round after: a round's messages are intercepted concurrently, and a
         # decision must not depend on which of them finished first
         if p.quarantine and caught is not None and caught < message.round:
-            return _quarantine_block(caught)
+            return _quarantine_block(caught, self.caught_by[message.sender])
         monitored = message.edge in self._watch
         if not monitored and not (p.risk_all_channels and self.risk is not None):
             return Interception.passed("channel not monitored")
@@ -316,6 +319,7 @@ class ArgusDefense:
             details.update(deliberate_by_risk=True, inferred_goal=goal, goal_source="risk", goal_added=self.goals.add(goal))
         if p.quarantine and (need_review or risky) and message.sender not in self.quarantined:
             self.quarantined[message.sender] = message.round
+            self.caught_by[message.sender] = "message"
             details["quarantined"] = message.sender
         if self.risk is not None and p.redact:
             # an unrewritten message is redacted on the scores computed above
@@ -337,7 +341,8 @@ class ArgusDefense:
             return {}
         if self.senders is not None:
             self._detect_senders(view, view.round)
-        return {m["id"]: _quarantine_block(self.quarantined[m["sender"]]) for m in messages if m["sender"] in self.quarantined}
+        return {m["id"]: _quarantine_block(self.quarantined[m["sender"]], self.caught_by[m["sender"]])
+                for m in messages if m["sender"] in self.quarantined}
 
     def _detect_senders(self, view: SystemView, last_round: int) -> dict[str, dict[str, float]]:
         """Score every agent on each round up to `last_round` not scored yet; quarantine
@@ -351,6 +356,7 @@ class ArgusDefense:
             for agent, p in scores.items():
                 if p > self.senders.params.threshold and agent not in self.quarantined:
                     self.quarantined[agent] = r
+                    self.caught_by[agent] = "sender detector"
             scored[str(r)] = {a: round(p, 4) for a, p in scores.items()}
         self._senders_scored = max(self._senders_scored, last_round)
         return scored
