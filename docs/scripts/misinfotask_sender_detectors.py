@@ -1,7 +1,8 @@
 """Sender-level evidence on attack-only event logs: how well each detector tells the hijacked
 agent from the other senders, round by round. For each sender and round r it computes
 - `risk`: the riskiest sentence the sender wrote in rounds 1..r (what `quarantine` acts on,
-  at the risk model's act threshold), with `--risk MODEL`;
+  at the risk model's act threshold), and `risk_top3`, the mean of its three riskiest, with
+  `--risk MODEL`;
 - `node`: the G-Safeguard node detector's probability from round r's messages, and its
   maximum over rounds 1..r (what `sender_model_path` acts on), with `--node WEIGHTS`.
 Prints the sender-level ROC AUC of each per round, and how many hijacked and other senders
@@ -51,7 +52,7 @@ for weights, run_dir in jobs:
         agents = list(start.data["agents"])
         hijacked = {t for e in log.of_type("attack") for t in e.data.get("targets") or []}
         graph = nx.DiGraph(start.data["edges"])
-        top_risk = dict.fromkeys(agents, 0.0)
+        sentence_risks: dict[str, list[float]] = {a: [] for a in agents}
         top_node = dict.fromkeys(agents, 0.0)
         for r in log.rounds():
             messages = log.messages(r, delivered_only=False)
@@ -61,25 +62,29 @@ for weights, run_dir in jobs:
             if risk is not None:
                 for m in messages:
                     sentences = split_sentences(m["original"]) or [m["original"]]
-                    p = float(risk.probabilities(embedder.embed(sentences, "query")).max())
-                    top_risk[m["sender"]] = max(top_risk[m["sender"]], p)
+                    sentence_risks[m["sender"]].extend(risk.probabilities(embedder.embed(sentences, "query")).tolist())
             scores = node.scores(graph, agents, messages) if node is not None else {}
             for a in agents:
                 top_node[a] = max(top_node[a], scores.get(a, 0.0))
+                ranked = sorted(sentence_risks[a], reverse=True) or [0.0]
                 rows.append({"log": path.name, "sender": a, "round": r, "hijacked": a in hijacked,
-                             "risk": top_risk[a], "node": scores.get(a, 0.0), "node_max": top_node[a]})
+                             "risk": ranked[0], "risk_top3": float(np.mean(ranked[:3])),
+                             "node": scores.get(a, 0.0), "node_max": top_node[a]})
 
 for r in sorted({row["round"] for row in rows}):
     at = [row for row in rows if row["round"] == r]
     y = np.array([row["hijacked"] for row in at])
     parts = [f"round {r}: {int(y.sum())} hijacked, {int((~y).sum())} others"]
-    for key, threshold in (("risk", risk.act_threshold if risk else None), ("node", args.node_threshold),
-                           ("node_max", args.node_threshold)):
-        if (key == "risk" and risk is None) or (key != "risk" and not detectors):
+    for key, threshold, present in (("risk", risk.act_threshold if risk else None, risk is not None),
+                                    ("risk_top3", None, risk is not None), ("node", args.node_threshold, bool(detectors)),
+                                    ("node_max", args.node_threshold, bool(detectors))):
+        if not present:
             continue
         x = np.array([row[key] for row in at])
-        parts.append(f"{key} AUC {roc_auc_score(y, x):.3f}, >= {threshold:.3f}: {int((x[y] >= threshold).sum())} hijacked, "
-                     f"{int((x[~y] >= threshold).sum())} others")
+        part = f"{key} AUC {roc_auc_score(y, x):.3f}"
+        if threshold is not None:
+            part += f", >= {threshold:.3f}: {int((x[y] >= threshold).sum())} hijacked, {int((x[~y] >= threshold).sum())} others"
+        parts.append(part)
     print("; ".join(parts))
 
 for flag, name in ((True, "hijacked"), (False, "other")):

@@ -13,7 +13,6 @@ from pathlib import Path
 from misguard.bench.misinfotask import default_dataset_path, load_tasks, parse_task_selection
 from misguard.config import load_settings
 from misguard.llm import get_llm
-from misguard.llm._mock import MockLLM
 from misguard.mas import MASConfig, MultiAgentSystem, RoleLLMs
 from misguard.prompts import PromptSet, load_prompts
 
@@ -52,7 +51,7 @@ async def main() -> None:
         subtasks = None
         for arm, prompts in arms.items():
             # later arms' planner replays arm a's subtasks: same plan, same graph, same agent rngs
-            planner = None if subtasks is None else MockLLM(outputs=[json.dumps({"subtasks": subtasks})])
+            planner = None if subtasks is None else get_llm("mock", outputs=[json.dumps({"subtasks": subtasks})])
             system = MultiAgentSystem(task.runtime_task(), RoleLLMs(worker=llm, planner=planner), config, prompts=prompts)
             started = time.perf_counter()
             await system.plan()

@@ -122,6 +122,25 @@ async def test_argus_quarantines_the_agent_the_sender_detector_flags(tmp_path, d
     assert max(scores["1"], key=scores["1"].get) == "agent_3"
 
 
+async def test_argus_scores_the_last_round_at_conclusion(tmp_path):
+    """One round: no later round starts, so only the conclusion-time scoring can catch agent_3;
+    its message was delivered, and the concluder does not read it."""
+    from misguard.defenses._risk import MessageRiskModel
+
+    llm = get_llm("mock", LLMSettings(retries=0), respond=scripted(worker=worker))
+    _, weights = await trained_gsafeguard(llm, tmp_path)
+    embedder = get_embedder("hashing/64")
+    calm = MessageRiskModel(embedder.spec, np.zeros(embedder.dim), -10.0, act_threshold=0.5, screen_threshold=0.05)
+    params = {"risk_model_path": str(calm.save(tmp_path / "risk.json")), "rectifier_llm": False,
+              "quarantine": True, "sender_model_path": str(weights)}
+    (argus,) = build_defense("argus", DefenseContext(Settings(), {"worker": llm}, embedder), params)
+    result = await attacked_run(llm, [argus], point="agent_3", rounds=1)
+    concluder = [c[0].content for c in llm.calls if c[0].content.startswith("You are the concluder")][-1]
+    assert argus.quarantined == {"agent_3": 1}
+    assert all(m["delivered"] for m in result.log.messages(delivered_only=False))
+    assert "agent_3 ->" not in concluder and "agent_1 ->" in concluder
+
+
 def test_argus_sender_detector_needs_quarantine(tmp_path):
     context = DefenseContext(Settings(), {"worker": get_llm("mock")}, get_embedder("hashing/64"))
     with pytest.raises(ConfigError, match="quarantine=true"):

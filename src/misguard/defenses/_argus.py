@@ -349,10 +349,9 @@ class ArgusDefense:
         those above the detector's threshold (blocked from the round after). Returns
         {round (as the event log's JSON keys it): {agent: probability}}."""
         assert self.senders is not None
-        agents = list(view.agents) or sorted(view.graph.nodes())
         scored: dict[str, dict[str, float]] = {}
         for r in range(self._senders_scored + 1, last_round + 1):
-            scores = self.senders.scores(view.graph, agents, view.log.messages(r, delivered_only=False))
+            scores = self.senders.round_scores(view, r)
             for agent, p in scores.items():
                 if p > self.senders.params.threshold and agent not in self.quarantined:
                     self.quarantined[agent] = r

@@ -229,12 +229,16 @@ class GSafeguard:
             probs = torch.sigmoid(self.model(x, adj)).tolist()
         return dict(zip(agents, probs))
 
+    def round_scores(self, view: SystemView, round: int) -> dict[str, float]:
+        """`scores` of every agent from what it wrote in `round` (as written, delivered or not)."""
+        agents = list(view.agents) or sorted(view.graph.nodes())
+        return self.scores(view.graph, agents, view.log.messages(round, delivered_only=False))
+
     async def start_round(self, view: SystemView) -> dict[str, Any] | None:
         if view.round == 1:
             self.flagged = set()
             return None
-        agents = list(view.agents) or sorted(view.graph.nodes())
-        scores = self.scores(view.graph, agents, view.log.messages(view.round - 1, delivered_only=False))
+        scores = self.round_scores(view, view.round - 1)
         self.flagged = {a for a, p in scores.items() if p > self.params.threshold}
         return {"flagged": sorted(self.flagged), "scores": {a: round(p, 4) for a, p in scores.items()}}
 
