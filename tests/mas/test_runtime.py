@@ -79,10 +79,12 @@ async def test_one_inbound_message_per_round_fifo_and_empty_queue_opens_a_conver
     hub_prompts = [
         "\n".join(m.content for m in call) for call in llm.calls if call[0].content.startswith("You are agent_1,")
     ]
-    assert "no new message" in hub_prompts[0] and "send agent_2 your findings" in hub_prompts[0]
+    # no "You have no new message" (the 0.5B echoed it as an apology): an instruction to work
+    assert "no new message" not in hub_prompts[0] and "send agent_2 what you found" in hub_prompts[0]
     # no memory block before there is a memory; then the hub's own round-1 message is in it
     assert "recent memory" not in hub_prompts[0]
     assert "Your recent memory (oldest first):\n[round 1] to agent_2:" in hub_prompts[1]
+    assert "Do not repeat any of these messages" in hub_prompts[1]
     assert "New message from agent_2: agent_2 saw <nothing>" in hub_prompts[1]
     assert "New message from agent_3: agent_3 saw <nothing>" in hub_prompts[2]
     assert result.log.messages(1)[0]["receiver"] == "agent_2"
