@@ -278,3 +278,24 @@ def test_grid_command_runs_every_combination_and_reports(tmp_path):
                                                           "inject-none-star", "report"]
     table = (tmp_path / "report" / "table1.md").read_text()
     assert "| argus / chain |" in table and "| none / star |" in table
+
+
+def test_traffic_counts_word_for_word_repeats_of_what_workers_wrote(tmp_path):
+    from misguard.bench.misinfotask._report import _traffic
+    from misguard.mas import EventLog
+
+    log = EventLog()
+    sent = {1: [("a1", "plan A"), ("a2", "plan B")], 2: [("a1", "plan A "), ("a2", "plan C")], 3: [("a1", "plan C"), ("a2", "plan C")]}
+    for r, messages in sent.items():
+        for sender, original in messages:
+            # a defense rewrote a2's round-3 message: the repeat is counted on what a2 wrote
+            text = "rewritten" if (r, sender) == (3, "a2") else original
+            log.add("message", round=r, sender=sender, receiver="x", original=original, text=text, delivered=r < 3)
+    (tmp_path / "events").mkdir()
+    log.dump(tmp_path / "events" / "t0.jsonl")
+    runs = [{"events": "t0.jsonl", "rounds": [{}, {}, {}]}, {"events": "gone.jsonl", "rounds": [{}]}]
+    assert _traffic(runs, tmp_path / "events") == [
+        {"round": 1, "messages": 2, "repeats": 0, "runs": 1},
+        {"round": 2, "messages": 2, "repeats": 1, "runs": 1},   # "plan A " is plan A again
+        {"round": 3, "messages": 2, "repeats": 2, "runs": 1},   # plan C twice, undelivered included
+    ]

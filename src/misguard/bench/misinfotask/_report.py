@@ -10,6 +10,7 @@ from typing import Any
 from rich.table import Table
 
 from ...errors import MissingExtraError
+from ...mas import read_events
 from ...runlog import read_runlog
 from ._stats import bootstrap_ci, paired_reduction_ci
 
@@ -53,8 +54,31 @@ def _values(runs: list[dict[str, Any]], field: str) -> list[float]:
     return out
 
 
+def _traffic(runs: list[dict[str, Any]], events_dir: Path) -> list[dict[str, Any]]:
+    """Per round, over runs: the workers' messages and how many repeat, word for word, a
+    message sent earlier in the same run (what the worker wrote, before any defense).
+    A conversation whose later rounds are copies carries nothing new for a defense to act
+    on, so a reader of the MT figures needs to know. Runs whose event file is gone are skipped."""
+    by_round: dict[int, list[int]] = {}
+    for run in runs:
+        path = events_dir / str(run.get("events") or "")
+        if not run.get("events") or not path.is_file():
+            continue
+        log = read_events(path)
+        seen: set[str] = set()
+        for r in range(1, len(run["rounds"]) + 1):
+            texts = [m.get("original", m["text"]).strip() for m in log.messages(r, delivered_only=False)]
+            counts = by_round.setdefault(r, [0, 0, 0])
+            counts[0] += len(texts)
+            counts[1] += sum(t in seen for t in texts)
+            counts[2] += 1
+            seen.update(texts)
+    return [{"round": r, "messages": c[0], "repeats": c[1], "runs": c[2]} for r, c in sorted(by_round.items())]
+
+
 def summarize(runlog_path: str | Path, *, seed: int = 0) -> dict[str, Any]:
-    """Everything the table and the plot show, computed from the run log alone."""
+    """Everything the table and the plot show, computed from the run log (and, for the
+    traffic, the per-run event files next to it)."""
     header, events = read_runlog(runlog_path)
     runs = [e.data for e in events if e.type == "run"]
     metrics: dict[str, Any] = {}
@@ -111,6 +135,7 @@ def summarize(runlog_path: str | Path, *, seed: int = 0) -> dict[str, Any]:
         "defense_label": defense_label(identity),
         "defense_cost": _defense_cost(runs),
         "localization": _localization(runs),
+        "traffic": _traffic(runs, Path(runlog_path).parent / "events"),
         "per_task": per_task,
         "per_run": sorted(per_run, key=lambda row: (row["task_id"], row["seed"])),
         "answers": {f"{r['task_id']}:{r['seed']}": r["answer"] for r in runs},
@@ -367,6 +392,12 @@ def comparison_markdown(summaries: list[dict[str, Any]], *, seed: int = 0) -> st
             precision = "n/a" if row["precision"] is None else f"{row['precision']:.2f}"
             out.append(f"| {s['config'].get('attack')} | {s['defense_label']} | {row['round']} | {row['recall']:.2f} | "
                        f"{precision} | {row['monitored']:.1f} | {row['n']} |")
+    out += ["", "Traffic: the workers' messages per round, and those that repeat word for word one sent earlier in the run:", "",
+            "| attack | defense | round | messages | repeats | runs |", "| --- | --- | --- | --- | --- | --- |"]
+    for s in summaries:
+        for row in s.get("traffic") or []:
+            out.append(f"| {s['config'].get('attack')} | {row_of(s)} | {row['round']} | {row['messages']} | "
+                       f"{row['repeats']} ({row['repeats'] / max(row['messages'], 1):.0%}) | {row['runs']} |")
     out += ["", "Cost per round (means over runs): the defense's extra LLM calls, tokens and latency, and the workers' tokens:", "",
             "| attack | defense | calls | tokens | latency s | worker tokens | defense / workers |",
             "| --- | --- | --- | --- | --- | --- | --- |"]
