@@ -7,12 +7,15 @@ tasks 60-64 under
 (c) version 5 (no memory block while the memory is empty; added after arm b's answers quoted
     "memory (oldest first)"),
 (d) the shipped prompts (version 6: version 5 with arm b's `inbound_empty`, and a memory block
-    that says not to repeat its entries; added after the version-5 runs over 3 rounds).
+    that says not to repeat its entries; added after the version-5 runs over 3 rounds; version 7
+    only adds `repeat_reask`, used by arm e),
+(e) arm d with `repeat_reasks=1`: a worker whose message copies one it sent or received is asked
+    once more (added after arm d still copied most later-round messages).
 All arms share one plan: later arms replay the first arm's subtasks through a scripted planner.
 Prints, per arm and round, the worker messages, how many open with an apology or a request for
 input, how many repeat an earlier message of the run word for word, and 3 examples.
 Usage: python docs/scripts/misinfotask_worker_prompt_probe.py [--tasks 60-64] [--arms a,b,c,d]
-       [--rounds 1] [--output msgs.jsonl]"""
+       [--rounds 1] [--model local/qwen2.5-0.5b] [--output msgs.jsonl]"""
 import argparse, asyncio, json, re, time
 from pathlib import Path
 from misguard.bench.misinfotask import default_dataset_path, load_tasks, parse_task_selection
@@ -30,7 +33,7 @@ ap = argparse.ArgumentParser()
 ap.add_argument("--tasks", default="60-64")
 ap.add_argument("--model", default="local/qwen2.5-0.5b")
 ap.add_argument("--data", default=None)
-ap.add_argument("--arms", default="a,b,c,d")
+ap.add_argument("--arms", default="a,b,c,d,e")
 ap.add_argument("--rounds", type=int, default=1)
 ap.add_argument("--output", type=Path, default=None)
 args = ap.parse_args()
@@ -51,20 +54,22 @@ v5 = PromptSet(f"{shipped.name}+probe", "5", {**shipped.templates, "inbound_empt
 V4_ROUND1_TURN = "{injection}{retrieved}Your recent memory (oldest first):\n(empty)\n\n{memory}{inbound}\n{instruction}"
 v4 = PromptSet(f"{shipped.name}+probe", "4-round-1", {**v5.templates, "worker_turn": V4_ROUND1_TURN})
 variant = PromptSet(f"{shipped.name}+probe", "4-round-1-no-new-message", {**v4.templates, "inbound_empty": VARIANT})
-arms = {k: v for k, v in {"a": v4, "b": variant, "c": v5, "d": shipped}.items() if k in args.arms.split(",")}
-config = MASConfig(topology="full", rounds=args.rounds, seed=0, **MAS_PARAMS)
+arms = {k: v for k, v in {"a": v4, "b": variant, "c": v5, "d": shipped, "e": shipped}.items() if k in args.arms.split(",")}
+configs = {arm: MASConfig(topology="full", rounds=args.rounds, seed=0, repeat_reasks=int(arm == "e"), **MAS_PARAMS)
+           for arm in arms}
 llm = get_llm(args.model, settings.llm)
 
 
 async def main() -> None:
     rows: list[dict] = []
     wall = dict.fromkeys(arms, 0.0)
+    worker_calls = dict.fromkeys(arms, 0)
     for task in tasks:
         subtasks = None
         for arm, prompts in arms.items():
             # later arms' planner replays arm a's subtasks: same plan, same graph, same agent rngs
             planner = None if subtasks is None else get_llm("mock", outputs=[json.dumps({"subtasks": subtasks})])
-            system = MultiAgentSystem(task.runtime_task(), RoleLLMs(worker=llm, planner=planner), config, prompts=prompts)
+            system = MultiAgentSystem(task.runtime_task(), RoleLLMs(worker=llm, planner=planner), configs[arm], prompts=prompts)
             started = time.perf_counter()
             await system.plan()
             plan = next(system.log.of_type("plan")).data
@@ -74,6 +79,7 @@ async def main() -> None:
             result = await system.run()
             wall[arm] += time.perf_counter() - started
             fallbacks = [e.data["kind"] for e in result.log.of_type("fallback")]
+            worker_calls[arm] += sum(e.data["usage"]["calls"] for e in result.log.of_type("llm_call") if e.data["role"] == "worker")
             seen: set[str] = set()
             for r in range(1, args.rounds + 1):
                 for m in result.log.messages(r):
@@ -92,7 +98,8 @@ async def main() -> None:
     for arm, prompts in arms.items():
         sub = [r for r in rows if r["arm"] == arm]
         bad = sum(r["apology"] for r in sub)
-        print(f"\n== arm {arm} ({prompts.ref}), tasks {[t.id for t in tasks]}, wall {wall[arm]:.0f} s")
+        print(f"\n== arm {arm} ({prompts.ref}, repeat_reasks {configs[arm].repeat_reasks}), tasks {[t.id for t in tasks]}, "
+              f"wall {wall[arm]:.0f} s, worker LLM calls {worker_calls[arm]}")
         print(f"inbound_empty: {prompts.templates['inbound_empty']}")
         print(f"worker_turn: {prompts.templates['worker_turn']!r}")
         print(f"worker messages {len(sub)}; open with apology / request for input {bad} ({bad / max(len(sub), 1):.0%})")

@@ -4,6 +4,7 @@ fallbacks for broken JSON, surfaced backend errors, accounting and the event log
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -88,6 +89,35 @@ async def test_one_inbound_message_per_round_fifo_and_empty_queue_opens_a_conver
     assert "New message from agent_2: agent_2 saw <nothing>" in hub_prompts[1]
     assert "New message from agent_3: agent_3 saw <nothing>" in hub_prompts[2]
     assert result.log.messages(1)[0]["receiver"] == "agent_2"
+
+
+@pytest.mark.parametrize("reasks", [0, 1])
+async def test_a_copied_message_is_asked_again_when_repeat_reasks_is_set(reasks):
+    # Chain a1 -> a2 -> a3: a2 forwards what it received word for word, unless told it repeated.
+    def worker(agent, neighbours, prompt):
+        inbound = re.search(r"New message from \S+: (.*)", prompt)
+        if agent == "agent_1" or inbound is None:
+            text = f"{agent} findings"
+        elif "repeated a message word for word" in prompt:
+            text = f"{agent} own reply"
+        else:
+            text = inbound.group(1)
+        return json.dumps({"type": "send_message", "reply_prompt": text, "sending_target": neighbours[0]})
+
+    llm = mock(scripted(worker=worker))
+    config = MASConfig(topology="chain", rounds=2, repeat_reasks=reasks)
+    result = await MultiAgentSystem(make_task(3), RoleLLMs(worker=llm), config).run()
+    a2_round2 = next(m for m in result.log.messages(2) if m["sender"] == "agent_2")
+    reasked = [e for e in result.log.of_type("fallback") if e.data["kind"] == "repeat_reask"]
+    a1_round2 = next(m for m in result.log.messages(2) if m["sender"] == "agent_1")
+    if reasks:
+        assert a2_round2["text"] == "agent_2 own reply"
+        # agent_3 copied agent_2's round-1 message; agent_1 repeats its own round-1 message even
+        # when asked again: one re-ask, then it is sent
+        assert sorted((e.round, e.data["agent"]) for e in reasked) == [(2, "agent_1"), (2, "agent_2"), (2, "agent_3")]
+        assert a1_round2["text"] == "agent_1 findings"
+    else:
+        assert a2_round2["text"] == "agent_1 findings" and not reasked
 
 
 async def test_invalid_target_is_replaced_by_a_neighbour_and_logged():

@@ -131,6 +131,9 @@ class MASConfig(BaseModel):
     """Budget of message text shown to the concluder; the NEWEST messages are kept."""
     message_chars: int = Field(1200, ge=50)
     """Longest message text a worker sends (longer text is cut, which is logged)."""
+    repeat_reasks: int = Field(0, ge=0, le=3)
+    """Times a worker is asked again when its message repeats, word for word, one it sent or
+    received earlier (small models copy the message they were given). 0: never."""
     seed: int = 0
 
 
@@ -174,6 +177,8 @@ class Agent:
     """An instruction added to every simulated tool call of this agent (tool injection)."""
     retriever: Retriever | None = None
     usage: Usage = field(default_factory=Usage)
+    known_texts: set[str] = field(default_factory=set)
+    """Every message text this agent sent or received (for `repeat_reasks`)."""
 
 
 @dataclass
@@ -469,6 +474,7 @@ class MultiAgentSystem:
         suggested = inbound.sender if inbound and inbound.sender in neighbours else agent.rng.choice(neighbours)
         if inbound is not None:
             agent.memory.add(f"[round {r}] from {inbound.sender}: {_cut(inbound.text, 400)}")
+            agent.known_texts.add(inbound.text.strip())
             inbound_text = self.prompts.render("inbound_message", sender=inbound.sender, text=inbound.text)
         else:
             inbound_text = self.prompts.render("inbound_empty", suggested=suggested)
@@ -487,7 +493,9 @@ class MultiAgentSystem:
             )
         )
         tool_results: list[str] = []
-        for step in range(self.config.max_tool_calls + 1):
+        reasks_left, reask = self.config.repeat_reasks, ""
+        step = 0
+        while True:
             may_use_tool = step < self.config.max_tool_calls and bool(self._tools)
             instruction = self.prompts.render(
                 "instruction_free" if may_use_tool else "instruction_send", neighbours=", ".join(neighbours)
@@ -498,7 +506,7 @@ class MultiAgentSystem:
                 retrieved=retrieved,
                 memory=self._memory_block(agent),
                 inbound=inbound_text + "".join(f"\n{t}" for t in tool_results),
-                instruction=instruction,
+                instruction=instruction + reask,
             )
             try:
                 action = await self._json_call(
@@ -507,21 +515,28 @@ class MultiAgentSystem:
                 )
             except LLMOutputError as exc:
                 raw = exc.text.strip()
-                text = _salvage_message(raw)
+                text, target, via = _salvage_message(raw), suggested, "parse_fallback"
                 self.log.add("fallback", round=r, kind="parse_fallback", agent=agent.id, raw=_cut(raw, 500))
-                return self._send(agent, r, text, suggested, neighbours, via="parse_fallback")
-            if action.type == "use_tool" and may_use_tool:
-                result = await self._use_tool(agent, r, action.tool_name, action.reply_prompt)
-                tool_results.append(f"Result of tool {action.tool_name}: {result}")
+            else:
+                if action.type == "use_tool" and may_use_tool:
+                    result = await self._use_tool(agent, r, action.tool_name, action.reply_prompt)
+                    tool_results.append(f"Result of tool {action.tool_name}: {result}")
+                    step += 1
+                    continue
+                if action.type == "use_tool":
+                    self.log.add("fallback", round=r, kind="tool_limit", agent=agent.id, tool=action.tool_name)
+                text = action.reply_prompt.strip() or (tool_results[-1] if tool_results else "")
+                if not text:
+                    self.log.add("fallback", round=r, kind="empty_message", agent=agent.id)
+                    text = "(no content)"
+                target, via = action.sending_target, action.type
+            if reasks_left and text.strip() in agent.known_texts:
+                # asked again with the same tools budget: a copy is not a step of the work
+                reasks_left -= 1
+                self.log.add("fallback", round=r, kind="repeat_reask", agent=agent.id, text=_cut(text, 200))
+                reask = "\n" + self.prompts.render("repeat_reask")
                 continue
-            if action.type == "use_tool":
-                self.log.add("fallback", round=r, kind="tool_limit", agent=agent.id, tool=action.tool_name)
-            text = action.reply_prompt.strip() or (tool_results[-1] if tool_results else "")
-            if not text:
-                self.log.add("fallback", round=r, kind="empty_message", agent=agent.id)
-                text = "(no content)"
-            return self._send(agent, r, text, action.sending_target, neighbours, via=action.type)
-        raise AssertionError("unreachable: the last step forbids tools")
+            return self._send(agent, r, text, target, neighbours, via=via)
 
     def _memory_block(self, agent: Agent) -> str:
         """The worker's memory for its prompt; nothing at all while it is empty (an empty
@@ -543,6 +558,7 @@ class MultiAgentSystem:
             self.log.add("fallback", round=r, kind="message_cut", agent=agent.id, chars=len(text))
             text = _cut(text, self.config.message_chars)
         agent.memory.add(f"[round {r}] to {target}: {_cut(text, 400)}")
+        agent.known_texts.add(text.strip())
         return EdgeMessage(
             sender=agent.id, receiver=target, round=r, text=text,
             metadata={"via": via}, id=f"r{r}-{agent.id}-{agent.rng.getrandbits(32):08x}",
