@@ -15,6 +15,7 @@ import tempfile
 from importlib import resources
 from pathlib import Path
 
+import httpx
 import pytest
 
 from misguard.claims import ClaimGuard, ClaimStore, read_claims
@@ -73,6 +74,11 @@ def service_url():
     settings = ServiceSettings(db=tmp / "db", api_keys=[KEY])
     try:
         with live_server(create_app(settings, make_guard=ClaimGuard)) as url:
+            # One check before the browser's: the guard's first call (model load, warm-up) can
+            # outlast the extension's 15 s request timeout when the test workers share 2 cores.
+            warm = httpx.post(f"{url}/v1/check", json={"texts": [BLOCKS[0][3]]},
+                              headers={"Authorization": f"Bearer {KEY}"}, timeout=120)
+            assert warm.status_code == 200, warm.text
             yield url
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -110,7 +116,8 @@ def test_false_paragraphs_are_marked_and_true_ones_are_not(browser, service_url)
     with page_server({"/news": Page(PAGE)}) as site:
         page = context.new_page()
         page.goto(f"{site.url}/news")
-        page.wait_for_selector(f"#{LATE[0]}[data-misguard]", timeout=60_000)
+        # 120 s: room for one retry (the extension waits 30 s after a failed request)
+        page.wait_for_selector(f"#{LATE[0]}[data-misguard]", timeout=120_000)
         page.wait_for_function(
             f"[...document.querySelectorAll('{', '.join('#' + b[0] for b in BLOCKS)}')].every(e => e.dataset.misguard)",
             timeout=60_000,
