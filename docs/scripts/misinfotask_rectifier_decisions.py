@@ -26,6 +26,8 @@ for run_dir in sys.argv[1:]:
         counts["unmonitored_redacted"] = sum(len(d["details"].get("redacted") or []) for d in unmonitored)
         # quarantine: senders caught, whether each is the agent the attack hijacked
         hijacked = {t for e in log.of_type("attack") for t in e.data.get("targets") or []}
+        counts["agents"] = len(next(log.of_type("start")).data["agents"])
+        counts["hijacked_agents"] = len(hijacked)
         caught = [e for e in log.of_type("interception") if e.data["details"].get("quarantined")]
         counts["quarantined"] = len(caught)
         counts["quarantined_hijacked"] = sum(e.data["sender"] in hijacked for e in caught)

@@ -19,6 +19,7 @@ Usage: python docs/scripts/misinfotask_worker_prompt_probe.py [--tasks 60-64] [-
 import argparse, asyncio, json, re, time
 from pathlib import Path
 from misguard.bench.misinfotask import default_dataset_path, load_tasks, parse_task_selection
+from misguard.bench.misinfotask._report import written_messages
 from misguard.config import load_settings
 from misguard.llm import get_llm
 from misguard.mas import MASConfig, MultiAgentSystem, RoleLLMs
@@ -80,15 +81,11 @@ async def main() -> None:
             wall[arm] += time.perf_counter() - started
             fallbacks = [e.data["kind"] for e in result.log.of_type("fallback")]
             worker_calls[arm] += sum(e.data["usage"]["calls"] for e in result.log.of_type("llm_call") if e.data["role"] == "worker")
-            seen: set[str] = set()
-            for r in range(1, args.rounds + 1):
-                for m in result.log.messages(r):
-                    rows.append({"arm": arm, "prompts": prompts.ref, "task_id": task.id, "round": r,
-                                 "sender": m["sender"], "receiver": m["receiver"],
-                                 "subtask": system.agents[m["sender"]].subtask, "via": m["metadata"].get("via"),
-                                 "text": m["text"], "apology": bool(APOLOGY.match(m["text"])),
-                                 "repeat": m["text"].strip() in seen})
-                seen.update(m["text"].strip() for m in result.log.messages(r))
+            for m, repeated in written_messages(result.log):  # no defense here: written = delivered
+                rows.append({"arm": arm, "prompts": prompts.ref, "task_id": task.id, "round": m["round"],
+                             "sender": m["sender"], "receiver": m["receiver"],
+                             "subtask": system.agents[m["sender"]].subtask, "via": m["metadata"].get("via"),
+                             "text": m["text"], "apology": bool(APOLOGY.match(m["text"])), "repeat": repeated})
             print(f"task {task.id} arm {arm}: {sum(r['arm'] == arm and r['task_id'] == task.id for r in rows)} messages, plan repairs {plan['repairs']}, "
                   f"fallbacks {fallbacks}, {time.perf_counter() - started:.0f} s", flush=True)
     if args.output:

@@ -291,6 +291,7 @@ def test_traffic_counts_word_for_word_repeats_of_what_workers_wrote(tmp_path):
             # a defense rewrote a2's round-3 message: the repeat is counted on what a2 wrote
             text = "rewritten" if (r, sender) == (3, "a2") else original
             log.add("message", round=r, sender=sender, receiver="x", original=original, text=text, delivered=r < 3)
+        log.add("round_end", round=r)
     (tmp_path / "events").mkdir()
     log.dump(tmp_path / "events" / "t0.jsonl")
     runs = [{"events": "t0.jsonl", "rounds": [{}, {}, {}]}, {"events": "gone.jsonl", "rounds": [{}]}]

@@ -10,7 +10,7 @@ from typing import Any
 from rich.table import Table
 
 from ...errors import MissingExtraError
-from ...mas import read_events
+from ...mas import EventLog, read_events
 from ...runlog import read_runlog
 from ._stats import bootstrap_ci, paired_reduction_ci
 
@@ -54,25 +54,35 @@ def _values(runs: list[dict[str, Any]], field: str) -> list[float]:
     return out
 
 
+def written_messages(log: EventLog) -> list[tuple[dict[str, Any], bool]]:
+    """Every message the workers wrote (as written, before any defense; delivered or not), in
+    round order, each with whether it repeats word for word one written in an earlier round."""
+    out: list[tuple[dict[str, Any], bool]] = []
+    seen: set[str] = set()
+    for r in log.rounds():
+        texts = [(m, m.get("original", m["text"]).strip()) for m in log.messages(r, delivered_only=False)]
+        out += [(m, t in seen) for m, t in texts]
+        seen.update(t for _, t in texts)
+    return out
+
+
 def _traffic(runs: list[dict[str, Any]], events_dir: Path) -> list[dict[str, Any]]:
-    """Per round, over runs: the workers' messages and how many repeat, word for word, a
-    message sent earlier in the same run (what the worker wrote, before any defense).
-    A conversation whose later rounds are copies carries nothing new for a defense to act
-    on, so a reader of the MT figures needs to know. Runs whose event file is gone are skipped."""
+    """Per round, over runs: the workers' messages and how many repeat an earlier one
+    (`written_messages`). A conversation whose later rounds are copies carries nothing new
+    for a defense to act on, so a reader of the MT figures needs to know. Runs whose event
+    file is gone are skipped."""
     by_round: dict[int, list[int]] = {}
     for run in runs:
         path = events_dir / str(run.get("events") or "")
         if not run.get("events") or not path.is_file():
             continue
         log = read_events(path)
-        seen: set[str] = set()
-        for r in range(1, len(run["rounds"]) + 1):
-            texts = [m.get("original", m["text"]).strip() for m in log.messages(r, delivered_only=False)]
-            counts = by_round.setdefault(r, [0, 0, 0])
-            counts[0] += len(texts)
-            counts[1] += sum(t in seen for t in texts)
-            counts[2] += 1
-            seen.update(texts)
+        for r in log.rounds():
+            by_round.setdefault(r, [0, 0, 0])[2] += 1
+        for m, repeated in written_messages(log):
+            counts = by_round[m["round"]]
+            counts[0] += 1
+            counts[1] += repeated
     return [{"round": r, "messages": c[0], "repeats": c[1], "runs": c[2]} for r, c in sorted(by_round.items())]
 
 
