@@ -18,7 +18,7 @@ import os
 import tomllib
 from contextvars import ContextVar
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import (
@@ -126,8 +126,12 @@ class ArgusSettings(Section):
     for localization (`delta`), goal seeding, the pre-screen and redaction. None: the
     paper's ARGUS."""
     delta: float = Field(0.6, ge=0.0)
-    """Weight of the misinformation risk of what an edge's sender sent last round (with a risk model).
+    """Weight of the misinformation risk of an edge's sender (with a risk model).
     Set equal to beta, the goal-relevance weight, as a prior; not tuned."""
+    risk_memory: Literal["mean", "last_max"] = "mean"
+    """The sender's risk in localization: "mean", its mean sentence risk over every round so far
+    (session 23); "last_max", its riskiest sentence last round (session 9). Chosen on replays of
+    sessions 20 and 22 (docs/BENCHMARKS.md, "MisInfoTask, session 23")."""
     risk_goals: bool = True
     """With a risk model: a message whose riskiest sentence reaches the model's act
     threshold counts as deliberate, and that sentence seeds the goals when the rectifier

@@ -7,7 +7,14 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from misguard.defenses import Localizer, LocalizationWeights, Traffic, edge_betweenness, localization_quality
+from misguard.defenses import (
+    Localizer,
+    LocalizationWeights,
+    SenderRiskHistory,
+    Traffic,
+    edge_betweenness,
+    localization_quality,
+)
 from misguard.mas import build_graph, graph_from_edges
 
 A = [f"agent_{i}" for i in range(1, 6)]
@@ -101,3 +108,36 @@ def test_localization_quality():
     graph_edges = [("a", "b"), ("a", "c"), ("b", "a"), ("c", "a")]
     q = localization_quality([("a", "b"), ("b", "a")], ["a"], graph_edges)
     assert q == {"monitored": 2, "hijacked_edges": 2, "hits": 1, "precision": 0.5, "recall": 0.5}
+
+
+def test_sender_risk_history_means_every_sentence_so_far_and_rerecording_a_round_replaces_it():
+    e1 = np.eye(3)[0]
+    history = SenderRiskHistory()
+    round1 = Traffic([("agent_1", "agent_2"), ("agent_2", "agent_1"), ("agent_2", "agent_3")], [np.stack([e1])] * 3,
+                     [np.array([0.95, 0.05, 0.0, 0.0]), np.array([0.6, 0.7]), np.array([0.5])])
+    history.record(1, round1)
+    history.record(1, round1)  # asked twice for the same round: counted once
+    assert history.mean() == pytest.approx({"agent_1": 0.25, "agent_2": 0.6})
+    history.record(2, Traffic([("agent_1", "agent_2")], [np.stack([e1])], [np.array([0.0, 0.0, 0.0, 0.0])]))
+    assert history.mean() == pytest.approx({"agent_1": 0.125, "agent_2": 0.6})
+
+
+def test_sender_risk_ranks_the_agent_that_is_risky_throughout_above_one_spike():
+    # agent_1 said one very risky sentence among harmless ones; agent_2 is risky in every sentence.
+    # The last-round maximum puts agent_1's edge first (and agent_1 -> agent_3 above agent_2 -> agent_3);
+    # the sender's mean gives agent_2 both of its edges.
+    graph = build_graph("full", A[:3])
+    e1 = np.eye(3)[0]
+    traffic = Traffic([("agent_1", "agent_2"), ("agent_2", "agent_1")], [np.stack([e1])] * 2,
+                      [np.array([0.95, 0.05, 0.0, 0.0]), np.array([0.6, 0.7])])
+    weights = LocalizationWeights(0.2, 0.6, 0.2, 0.5, delta=0.6)
+    last_max = Localizer(weights, top_k=2).later_round(graph, 2, traffic, None)
+    assert last_max.channels[0] == ("agent_1", "agent_2")
+    assert last_max.scores[("agent_1", "agent_3")] > last_max.scores[("agent_2", "agent_3")]
+    history = SenderRiskHistory()
+    history.record(1, traffic)
+    mean = Localizer(weights, top_k=2).later_round(graph, 2, traffic, None, history.mean())
+    assert set(mean.channels) == {("agent_2", "agent_1"), ("agent_2", "agent_3")}
+    base = Localizer(LocalizationWeights(0.2, 0.6, 0.2, 0.5), top_k=2).later_round(graph, 2, traffic, None)
+    for edge, score in mean.scores.items():
+        assert score == pytest.approx(base.scores[edge] + 0.6 * {"agent_1": 0.25, "agent_2": 0.65, "agent_3": 0.0}[edge[0]])

@@ -87,6 +87,7 @@ async def test_risk_of_last_rounds_traffic_pulls_monitoring_onto_the_pushing_edg
     risky = argus_with_risk(llm, tmp_path, risk_goals=False, redact=False)
     result = await system(llm, risky, rounds=2).run()
     assert ("agent_4", "agent_5") in risky.monitored[2]
+    assert set(risky.sender_risk.rounds) == {1}  # round 2's localization recorded round 1's risks
     described = next(result.log.of_type("start")).data
     assert "risk_model" in json.dumps(described)
 

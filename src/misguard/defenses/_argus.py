@@ -41,7 +41,7 @@ from ..mas import DefenseContext, Interception, InterceptorAction, MeteredLLM, S
 from ..prompts import PromptSet, load_prompts
 from ..types import ChatMessage, EdgeMessage
 from ._gsafeguard import GSafeguard
-from ._localize import Edge, Localization, LocalizationWeights, Localizer, Traffic
+from ._localize import Edge, Localization, LocalizationWeights, Localizer, SenderRiskHistory, Traffic
 from ._risk import MessageRiskModel
 from ._text import replace_spans, sentence_spans, split_sentences
 
@@ -219,6 +219,8 @@ class ArgusDefense:
         self.goals = GoalSet(embedder, p.goal_dedup_threshold)
         self.prompts: PromptSet = load_prompts("misguard.defenses", "argus")
         self.monitored: dict[int, list[Edge]] = {}
+        #: every sender's sentence risks per round, for localization's risk term (`risk_memory="mean"`)
+        self.sender_risk = SenderRiskHistory()
         self._watch: set[Edge] = set()
         self._truths_embedded: np.ndarray | None = None
         #: sender -> round in which one of its messages was judged deliberate (`quarantine`)
@@ -250,7 +252,12 @@ class ArgusDefense:
         elif view.round == 1 or not p.dynamic_localization:
             loc = self.localizer.first_round(view.graph, view.round)
         else:
-            loc = self.localizer.later_round(view.graph, view.round, self.traffic(view, view.round - 1), self.goals.matrix())
+            traffic = self.traffic(view, view.round - 1)
+            sender_risk = None
+            if traffic.sentence_risks is not None and p.risk_memory == "mean":
+                self.sender_risk.record(view.round - 1, traffic)
+                sender_risk = self.sender_risk.mean()
+            loc = self.localizer.later_round(view.graph, view.round, traffic, self.goals.matrix(), sender_risk)
         self.monitored[view.round] = loc.channels
         self._watch = set(loc.channels)
         report: dict[str, Any] = {"localization": loc.as_dict(), "goals": list(self.goals.texts)}

@@ -13,10 +13,13 @@ Later rounds: score = alpha * topology + beta * relevance + gamma * frequency, p
                would make every edge look relevant); best sentence per message, best
                message per edge; 0 without goals
     frequency  messages on the edge last round, min-max normalised (all equal -> 0.5)
-    risk       (beyond the paper, with a message risk model, weight delta) the highest
-               sentence risk of any message the edge's SENDER sent last round, on any
-               edge: an agent picks a receiver each round, so a hijacked agent's next
-               message may take an edge that carried nothing yet
+    risk       (beyond the paper, with a message risk model, weight delta) a score of the
+               edge's SENDER, whatever edge it used: an agent picks a receiver each round,
+               so a hijacked agent's next message may take an edge that carried nothing yet.
+               ARGUS passes the mean sentence risk of everything the sender sent so far
+               (`SenderRiskHistory`): a hijacked agent states the false claim in most of its
+               sentences, an honest one in few. Without it, the highest sentence risk the
+               sender sent last round.
 
 Betweenness comes from igraph (C) when installed, else networkx; the two agree (tested).
 On 2000 agents x 10 out-edges igraph took 2.0 s where rustworkx took 3.2 s (parallel, both
@@ -63,6 +66,31 @@ class Traffic:
     edges: Sequence[Edge]
     sentence_vectors: Sequence[np.ndarray]
     sentence_risks: Sequence[np.ndarray] | None = None
+
+
+@dataclass
+class SenderRiskHistory:
+    """Each sender's sentence risks, summed and counted per round; `mean()` is its mean
+    sentence risk over every round recorded. Keyed by round: recording a round again
+    replaces it (a defense may be asked for the same round twice)."""
+
+    rounds: dict[int, dict[str, tuple[float, int]]] = field(default_factory=dict)
+
+    def record(self, round: int, traffic: Traffic) -> None:
+        totals: dict[str, tuple[float, int]] = {}
+        for (sender, _), risks in zip(traffic.edges, traffic.sentence_risks or ()):
+            total, count = totals.get(sender, (0.0, 0))
+            totals[sender] = (total + float(np.sum(risks)), count + len(risks))
+        self.rounds[round] = totals
+
+    def mean(self) -> dict[str, float]:
+        total: dict[str, float] = {}
+        count: dict[str, int] = {}
+        for per_sender in self.rounds.values():
+            for sender, (s, n) in per_sender.items():
+                total[sender] = total.get(sender, 0.0) + s
+                count[sender] = count.get(sender, 0) + n
+        return {sender: total[sender] / count[sender] for sender in total if count[sender]}
 
 
 @dataclass(frozen=True)
@@ -151,9 +179,11 @@ class Localizer:
         return Localization(round, chosen, dict(zip(edges, topo.tolist())), "topology")
 
     def later_round(
-        self, graph: nx.DiGraph, round: int, traffic: Traffic, goal_vectors: np.ndarray | None
+        self, graph: nx.DiGraph, round: int, traffic: Traffic, goal_vectors: np.ndarray | None,
+        sender_risk: dict[str, float] | None = None,
     ) -> Localization:
-        """Topology, relevance to the goals, frequency and (with risks) risk, weighted; plain top-k."""
+        """Topology, relevance to the goals, frequency and (with risks) risk, weighted; plain top-k.
+        `sender_risk` (sender -> score) replaces the risk term's last-round maximum."""
         edges, topo = self.topology(graph)
         index = {e: i for i, e in enumerate(edges)}
         w = self.weights
@@ -163,7 +193,9 @@ class Localizer:
                 frequency[index[edge]] += 1
         relevance = self.relevance(edges, index, traffic, goal_vectors)
         score = w.alpha * _minmax(topo) + w.beta * relevance + w.gamma * _minmax(frequency)
-        if traffic.sentence_risks is not None and w.delta:
+        if sender_risk is not None and w.delta:
+            score = score + w.delta * np.array([sender_risk.get(sender, 0.0) for sender, _ in edges], dtype=float)
+        elif traffic.sentence_risks is not None and w.delta:
             score = score + w.delta * self.risk(edges, traffic)
         k = min(self.k_for(graph), len(edges))
         order = np.lexsort((np.arange(len(edges)), -score))[:k]  # ties: graph order
