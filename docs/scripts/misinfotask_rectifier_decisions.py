@@ -2,7 +2,8 @@
 `bench misinfotask` (its events/*.jsonl): rewrites, passes, unusable answers, messages
 flagged for review, the sentences redacted (by risk, or with `goal_redact` as a restated
 goal), the goals it inferred, and with `quarantine` the senders caught by a message or by the
-sender detector (how many of them the hijacked agent), their later messages blocked and the
+sender detector (how many of them the hijacked agent; for a hijacked agent no message caught,
+its highest message risk), their later messages blocked and the
 messages hidden from the concluder. Run from the repo root, e.g.
 `.venv/bin/python docs/scripts/misinfotask_rectifier_decisions.py runs/table/inject-argus-gt15`."""
 import sys
@@ -35,6 +36,11 @@ for run_dir in sys.argv[1:]:
             worst = max(e.data["details"].get("redacted") or [{"risk": 0.0, "sentence": ""}], key=lambda r: r["risk"])
             print(f"  {path.stem}: {e.data['sender']} caught in round {e.round} "
                   f"({'hijacked' if e.data['sender'] in hijacked else 'not hijacked'}), risk {worst['risk']:.3f}: {worst['sentence'][:120]}")
+        for agent in sorted(hijacked - {e.data["sender"] for e in caught}):  # missed: how close its messages came
+            risks = [e.data["details"]["risk"] for e in log.of_type("interception")
+                     if e.data["sender"] == agent and "risk" in e.data["details"]]
+            print(f"  {path.stem}: hijacked {agent} not caught by a message; its highest message risk "
+                  f"{max(risks, default=float('nan')):.3f} over {len(risks)} scored messages")
         # a sender quarantined without a message that caught it was flagged by the sender detector
         # (`sender_model_path`): at a round's start (interceptor_round) or at conclusion (conclusion_review)
         by_message = {e.data["sender"] for e in caught}
