@@ -1,7 +1,8 @@
 """Sender-level evidence on attack-only event logs: how well each detector tells the hijacked
 agent from the other senders, round by round. For each sender and round r it computes
 - `risk`: the riskiest sentence the sender wrote in rounds 1..r (what `quarantine` acts on,
-  at the risk model's act threshold), and `risk_top3`, the mean of its three riskiest, with
+  at the risk model's act threshold), `risk_top3`, the mean of its three riskiest, and
+  `risk_mean`, the mean of all its sentences (what localization's `risk_memory=mean` uses), with
   `--risk MODEL`;
 - `node`: the G-Safeguard node detector's probability from round r's messages, and its
   maximum over rounds 1..r (what `sender_model_path` acts on), with `--node WEIGHTS`.
@@ -68,7 +69,7 @@ for weights, run_dir in jobs:
                 top_node[a] = max(top_node[a], scores.get(a, 0.0))
                 ranked = sorted(sentence_risks[a], reverse=True) or [0.0]
                 rows.append({"log": path.name, "sender": a, "round": r, "hijacked": a in hijacked,
-                             "risk": ranked[0], "risk_top3": float(np.mean(ranked[:3])),
+                             "risk": ranked[0], "risk_top3": float(np.mean(ranked[:3])), "risk_mean": float(np.mean(ranked)),
                              "node": scores.get(a, 0.0), "node_max": top_node[a]})
 
 for r in sorted({row["round"] for row in rows}):
@@ -76,7 +77,7 @@ for r in sorted({row["round"] for row in rows}):
     y = np.array([row["hijacked"] for row in at])
     parts = [f"round {r}: {int(y.sum())} hijacked, {int((~y).sum())} others"]
     for key, threshold, present in (("risk", risk.act_threshold if risk else None, risk is not None),
-                                    ("risk_top3", None, risk is not None), ("node", args.node_threshold, bool(detectors)),
+                                    ("risk_top3", None, risk is not None), ("risk_mean", None, risk is not None), ("node", args.node_threshold, bool(detectors)),
                                     ("node_max", args.node_threshold, bool(detectors))):
         if not present:
             continue
