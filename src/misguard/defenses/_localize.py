@@ -193,22 +193,22 @@ class Localizer:
                 frequency[index[edge]] += 1
         relevance = self.relevance(edges, index, traffic, goal_vectors)
         score = w.alpha * _minmax(topo) + w.beta * relevance + w.gamma * _minmax(frequency)
+        if sender_risk is None and traffic.sentence_risks is not None:
+            sender_risk = self.last_round_max(traffic)
         if sender_risk is not None and w.delta:
             score = score + w.delta * np.array([sender_risk.get(sender, 0.0) for sender, _ in edges], dtype=float)
-        elif traffic.sentence_risks is not None and w.delta:
-            score = score + w.delta * self.risk(edges, traffic)
         k = min(self.k_for(graph), len(edges))
         order = np.lexsort((np.arange(len(edges)), -score))[:k]  # ties: graph order
         return Localization(round, [edges[i] for i in order], dict(zip(edges, score.tolist())), "adaptive")
 
     @staticmethod
-    def risk(edges: Sequence[Edge], traffic: Traffic) -> np.ndarray:
-        """Per edge: the highest sentence risk of what its sender sent last round (0 if nothing)."""
+    def last_round_max(traffic: Traffic) -> dict[str, float]:
+        """Per sender: the highest sentence risk of what it sent last round (`risk_memory="last_max"`)."""
         by_sender: dict[str, float] = {}
         for (sender, _), risks in zip(traffic.edges, traffic.sentence_risks or ()):
             if len(risks):
                 by_sender[sender] = max(by_sender.get(sender, 0.0), float(np.max(risks)))
-        return np.array([by_sender.get(sender, 0.0) for sender, _ in edges], dtype=float)
+        return by_sender
 
     def relevance(
         self, edges: Sequence[Edge], index: dict[Edge, int], traffic: Traffic, goal_vectors: np.ndarray | None
