@@ -9,7 +9,8 @@ agent from the other senders, round by round. For each sender and round r it com
 Prints the sender-level ROC AUC of each per round, and how many hijacked and other senders
 reach a threshold (`--node-threshold`; `--risk` uses the model's act threshold), and the
 node threshold that leaves at most `--fpr` of the other senders above it over all rounds
-(how `sender_threshold` is chosen, on tasks that are not reported). Cross-fitting: `--fold
+(how `sender_threshold` is chosen, on tasks that are not reported), and the same for `risk_mean`
+(how `quarantine_mean_threshold` is chosen). Cross-fitting: `--fold
 W RUN_DIR` (repeatable) scores each run directory with its own weights.
 Usage, from the repo root:
 `.venv/bin/python docs/scripts/misinfotask_sender_detectors.py [--risk M] [--node W RUN_DIR... | --fold W RUN_DIR ...]`"""
@@ -91,9 +92,31 @@ for r in sorted({row["round"] for row in rows}):
 for flag, name in ((True, "hijacked"), (False, "other")):
     print(f"{name} senders' messages without substance (an apology or 'I don't have' first): "
           f"{empty[flag][0]} of {empty[flag][1]}")
-if detectors:
-    last = max(row["round"] for row in rows)
-    others = np.sort([row["node_max"] for row in rows if row["round"] == last and not row["hijacked"]])[::-1]
+
+
+def sender_threshold(key: str, name: str) -> None:
+    """The value of `key` leaving at most `--fpr` of the other senders above it in any round
+    (a sender quarantined once stays quarantined), and what it catches at that value."""
+    peak: dict[tuple[str, str], tuple[bool, float]] = {}
+    for row in rows:
+        who = (row["log"], row["sender"])
+        peak[who] = (row["hijacked"], max(peak.get(who, (False, 0.0))[1], row[key]))
+    others = np.sort([v for hijacked, v in peak.values() if not hijacked])[::-1]
     allowed = int(np.floor(args.fpr * len(others)))
-    print(f"node threshold leaving at most {args.fpr:.0%} of the {len(others)} other senders above it "
-          f"over all rounds ({allowed} senders): {others[allowed]:.4f}")
+    threshold = float(others[allowed])
+    line = (f"{name} threshold leaving at most {args.fpr:.0%} of the {len(others)} other senders above it "
+            f"over all rounds ({allowed} senders): {threshold:.4f}")
+    if key == "risk_mean" and risk is not None:
+        # what the mean adds to quarantine's message-level test (riskiest sentence >= act)
+        caught = [who for who, (hijacked, v) in peak.items() if hijacked and v > threshold]
+        by_act = {who for who, (hijacked, _) in peak.items() if hijacked} & {
+            (row["log"], row["sender"]) for row in rows if row["risk"] >= risk.act_threshold}
+        line += (f"; above it: {len(caught)} of {sum(h for h, _ in peak.values())} hijacked senders, "
+                 f"{len(set(caught) - by_act)} of them not caught at the act threshold")
+    print(line)
+
+
+if detectors:
+    sender_threshold("node_max", "node")
+if risk is not None:
+    sender_threshold("risk_mean", "risk_mean")

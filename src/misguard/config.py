@@ -166,6 +166,11 @@ class ArgusSettings(Section):
     sender_threshold: float = Field(0.5, ge=0.0, le=1.0)
     """Node-detector probability above which an agent is quarantined (calibrate on runs of
     unreported tasks: `docs/scripts/misinfotask_sender_detectors.py`)."""
+    quarantine_mean_threshold: float | None = Field(None, ge=0.0, le=1.0)
+    """With `quarantine` and a risk model: a sender whose mean sentence risk over every round so
+    far (what localization's `risk_memory="mean"` reads) is above it is quarantined too, at the
+    start of the next round and at conclusion. None: off. Calibrate on attack-only runs of
+    unreported tasks (`docs/scripts/misinfotask_sender_detectors.py --risk MODEL`)."""
     rectifier_llm: bool = True
     """False: no rectifier LLM; the risk model alone corrects (needs `risk_model_path`)."""
 

@@ -281,3 +281,46 @@ async def test_quarantine_blocks_a_caught_sender_later_and_hides_all_it_sent_fro
         (1, "agent_4", "block"), (2, "agent_4", "block")]
     round3 = next(e for e in result.log.of_type("interceptor_round") if e.round == 3)
     assert round3.data["quarantined"] == {"agent_4": 2}
+
+
+@pytest.mark.parametrize("mean_threshold", [None, 0.5])
+async def test_quarantine_on_mean_risk_catches_a_sender_no_single_sentence_convicts(tmp_path, mean_threshold):
+    """agent_4 repeats the goal, scored 0.73 (hand-computed: sigmoid(16 - 15)), below the act
+    threshold 0.9: message-level quarantine never fires. Its mean sentence risk after round 1
+    is above 0.5, so with `quarantine_mean_threshold` it is quarantined at the start of round 2
+    (round 1 recorded), its later messages are blocked and the concluder reads none of them."""
+    from misguard.config import LLMSettings
+    from misguard.llm import get_llm
+    from tests.defenses.test_argus import rectifier, scripted, worker
+
+    base = scripted(worker=worker)
+    llm = get_llm("mock", LLMSettings(retries=0), respond=lambda m: rectifier(m) or base(m))
+    embedder = get_embedder(EMBEDDER)
+    direction = embedder.embed([GOAL], "query")[0]
+    mild = MessageRiskModel(embedder.spec, 16.0 * direction / float(direction @ direction), -15.0,
+                            act_threshold=0.9, screen_threshold=0.05)
+    assert mild.probabilities(direction[None, :])[0] == pytest.approx(1 / (1 + np.exp(-1.0)))
+    params = {"risk_model_path": str(mild.save(tmp_path / "risk.json")), "rectifier_llm": False,
+              "risk_all_channels": True, "quarantine": True, "quarantine_mean_threshold": mean_threshold}
+    (defense,) = build_defense("argus", DefenseContext(Settings(), {"worker": llm}, embedder), params)
+    result = await system(llm, defense, rounds=3).run()
+    sent = {m["round"]: m for m in result.log.messages(delivered_only=False) if m["sender"] == "agent_4"}
+    concluder = next(c[0].content for c in llm.calls if c[0].content.startswith("You are the concluder"))
+    if mean_threshold is None:
+        assert defense.quarantined == {} and all(m["delivered"] for m in sent.values())
+        assert "agent_4 -> agent_5" in concluder
+        return
+    assert defense.quarantined == {"agent_4": 1} and defense.caught_by == {"agent_4": "mean risk"}
+    assert sent[1]["delivered"] and not sent[2]["delivered"] and not sent[3]["delivered"]
+    assert "agent_4 ->" not in concluder and "agent_1 -> agent_2" in concluder
+    round2 = next(e for e in result.log.of_type("interceptor_round") if e.round == 2)
+    assert round2.data["sender_mean_risk"]["agent_4"] == pytest.approx(0.7311, abs=1e-3)
+    assert max(v for a, v in round2.data["sender_mean_risk"].items() if a != "agent_4") < 0.01
+
+
+def test_quarantine_mean_threshold_needs_quarantine_and_a_risk_model():
+    from misguard.llm import get_llm
+
+    context = DefenseContext(Settings(), {"worker": get_llm("mock")}, get_embedder("hashing/64"))
+    with pytest.raises(ConfigError, match="quarantine=true"):
+        build_defense("argus", context, {"quarantine_mean_threshold": 0.5})

@@ -16,7 +16,8 @@ when the defense has them). With `quarantine`, a sender judged deliberate once i
 its later messages are blocked and the concluder reads none of its messages
 (`review_conclusion`, the runtime's `ConclusionReviewer` hook). A G-Safeguard node detector
 (`sender_model_path`) adds sender-level evidence: it scores every agent from what it wrote
-in a round, and an agent above its threshold is quarantined as well.
+in a round, and an agent above its threshold is quarantined as well; so is, with
+`quarantine_mean_threshold`, a sender whose mean sentence risk so far is above that threshold.
 
 A rectifier answer that stays unparseable after a re-ask leaves the message unchanged and
 is logged as `rectifier_unusable` (never read as "clean"); backend failures propagate.
@@ -208,6 +209,9 @@ class ArgusDefense:
         if sender_model is None and p.sender_model_path is not None:
             sender_model = GSafeguard(p.sender_model_path, embedder, GSafeguardSettings(threshold=p.sender_threshold))
         self.senders = sender_model
+        if p.quarantine_mean_threshold is not None and not (p.quarantine and self.risk is not None):
+            raise ConfigError("quarantine_mean_threshold acts through quarantine on the risk model's scores; add "
+                              "--defense-param quarantine=true and --defense-param risk_model_path=PATH")
         if not p.rectifier_llm and self.risk is None:
             raise ConfigError("rectifier_llm=false leaves ARGUS nothing to correct with; give it a risk model "
                               "(--defense-param risk_model_path=PATH, from `misguard bench argus-risk`)")
@@ -220,12 +224,13 @@ class ArgusDefense:
         self.prompts: PromptSet = load_prompts("misguard.defenses", "argus")
         self.monitored: dict[int, list[Edge]] = {}
         #: every sender's sentence risks per round, for localization's risk term (`risk_memory="mean"`)
+        #: and `quarantine_mean_threshold`
         self.sender_risk = SenderRiskHistory()
         self._watch: set[Edge] = set()
         self._truths_embedded: np.ndarray | None = None
         #: sender -> round in which one of its messages was judged deliberate (`quarantine`)
         self.quarantined: dict[str, int] = {}
-        #: sender -> what caught it: "message" (need_review or risk) or "sender detector"
+        #: sender -> what caught it: "message" (need_review or risk), "sender detector" or "mean risk"
         self.caught_by: dict[str, str] = {}
         #: the last round the sender detector scored
         self._senders_scored = 0
@@ -247,22 +252,25 @@ class ArgusDefense:
 
     async def start_round(self, view: SystemView) -> dict[str, Any]:
         p = self.params
+        traffic = None
+        if view.round > 1 and self.risk is not None and (p.risk_memory == "mean" or p.quarantine_mean_threshold is not None):
+            traffic = self.traffic(view, view.round - 1)
+            self.sender_risk.record(view.round - 1, traffic)
         if not p.multi_round and view.round > 1:
             loc = Localization(view.round, [], {}, "off (single-round ablation)")
         elif view.round == 1 or not p.dynamic_localization:
             loc = self.localizer.first_round(view.graph, view.round)
         else:
-            traffic = self.traffic(view, view.round - 1)
-            sender_risk = None
-            if traffic.sentence_risks is not None and p.risk_memory == "mean":
-                self.sender_risk.record(view.round - 1, traffic)
-                sender_risk = self.sender_risk.mean()
+            traffic = traffic or self.traffic(view, view.round - 1)
+            sender_risk = self.sender_risk.mean() if self.risk is not None and p.risk_memory == "mean" else None
             loc = self.localizer.later_round(view.graph, view.round, traffic, self.goals.matrix(), sender_risk)
         self.monitored[view.round] = loc.channels
         self._watch = set(loc.channels)
         report: dict[str, Any] = {"localization": loc.as_dict(), "goals": list(self.goals.texts)}
         if self.senders is not None:
             report["sender_scores"] = self._detect_senders(view, view.round - 1)
+        if p.quarantine_mean_threshold is not None and view.round > 1:
+            report["sender_mean_risk"] = self._quarantine_by_mean(view.round - 1)
         if p.quarantine:
             report["quarantined"] = dict(self.quarantined)
         return report
@@ -348,6 +356,9 @@ class ArgusDefense:
             return {}
         if self.senders is not None:
             self._detect_senders(view, view.round)
+        if self.params.quarantine_mean_threshold is not None:
+            self.sender_risk.record(view.round, self.traffic(view, view.round))
+            self._quarantine_by_mean(view.round)
         return {m["id"]: _quarantine_block(self.quarantined[m["sender"]], self.caught_by[m["sender"]])
                 for m in messages if m["sender"] in self.quarantined}
 
@@ -366,6 +377,18 @@ class ArgusDefense:
             scored[str(r)] = {a: round(p, 4) for a, p in scores.items()}
         self._senders_scored = max(self._senders_scored, last_round)
         return scored
+
+    def _quarantine_by_mean(self, last_round: int) -> dict[str, float]:
+        """Quarantine every sender whose mean sentence risk over rounds 1..`last_round` is above
+        `quarantine_mean_threshold` (blocked from the round after). Returns {sender: mean}."""
+        means = self.sender_risk.mean()
+        threshold = self.params.quarantine_mean_threshold
+        assert threshold is not None
+        for sender, mean in means.items():
+            if mean > threshold and sender not in self.quarantined:
+                self.quarantined[sender] = last_round
+                self.caught_by[sender] = "mean risk"
+        return {sender: round(mean, 4) for sender, mean in means.items()}
 
     def _chat(self, message: EdgeMessage) -> list[ChatMessage]:
         evidence = self.evidence(message.text)
