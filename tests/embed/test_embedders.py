@@ -127,3 +127,24 @@ def test_st_bad_path_is_clear(tmp_path):
     pytest.importorskip("sentence_transformers", reason="needs the [st] extra")
     with pytest.raises(ConfigError, match="No sentence-transformers model"):
         get_embedder(f"st/{tmp_path}/nothing")
+
+
+@pytest.mark.slow
+def test_st_embedder_applies_the_models_own_query_and_document_prompts(tmp_path):
+    """A sentence-transformers model that names prompts (as e5 and EmbeddingGemma do) is
+    embedded with them per kind; the cache keeps prompted vectors apart; a model without
+    prompts (the bundled all-MiniLM) embeds both kinds alike."""
+    pytest.importorskip("sentence_transformers", reason="needs the st extra")
+    plain = get_embedder("st/minilm")
+    assert np.allclose(plain.embed(["boiling water"], "query"), plain.embed(["boiling water"], "passage"))
+    plain._model.prompts = {"query": "question: ", "document": "answer: "}
+    plain._model.save(str(tmp_path / "prompted"))
+    prompted = get_embedder(f"st/{tmp_path / 'prompted'}", EmbedSettings(cache_dir=tmp_path / "cache"))
+    assert prompted.describe()["prompts"] == {"query": "question: ", "passage": "answer: "}
+    query, passage = prompted.embed(["boiling water"], "query")[0], prompted.embed(["boiling water"], "passage")[0]
+    reference = plain.embed(["question: boiling water", "answer: boiling water"], "query")
+    assert np.allclose(query, reference[0], atol=1e-5) and np.allclose(passage, reference[1], atol=1e-5)
+    assert not np.allclose(query, passage)
+    from misguard.embed._base import Embedder
+
+    assert prompted._key("boiling water", "query") != Embedder._key(prompted, "boiling water", "query")

@@ -99,13 +99,32 @@ class SentenceTransformerEmbedder(Embedder):
         # The accessor was renamed in sentence-transformers 5; support both.
         get_dim = getattr(self._model, "get_embedding_dimension", None) or self._model.get_sentence_embedding_dimension
         self._dim = int(get_dim())
+        # Models trained with instructions (e5, EmbeddingGemma) ship them as named prompts;
+        # embedded without them their cosines are off. A model with none (all-MiniLM)
+        # embeds both kinds alike.
+        prompts = getattr(self._model, "prompts", None) or {}
+        self._prompts: dict[str, str] = {}
+        if "query" in prompts:
+            self._prompts["query"] = prompts["query"]
+        passage = next((prompts[name] for name in ("document", "passage") if name in prompts), None)
+        if passage is not None:
+            self._prompts["passage"] = passage
 
     @property
     def dim(self) -> int:
         return self._dim
 
+    def describe(self) -> dict[str, Any]:
+        return {**super().describe(), "prompts": dict(self._prompts)}
+
     def _embed_batch(self, texts: list[str], kind: Kind) -> np.ndarray:
-        return self._model.encode(texts, batch_size=len(texts), convert_to_numpy=True)
+        prompt = self._prompts.get(kind)
+        extra = {"prompt": prompt} if prompt else {}
+        return self._model.encode(texts, batch_size=len(texts), convert_to_numpy=True, **extra)
+
+    def _key(self, text: str, kind: Kind) -> str:
+        # The prompt is part of what was embedded: a cache written without it stays apart.
+        return super()._key(self._prompts.get(kind, "") + text, kind)
 
 
 class OpenAIEmbedder(Embedder):
