@@ -1,8 +1,8 @@
 """What the ARGUS rectifier decided on each monitored message, per run directory of
 `bench misinfotask` (its events/*.jsonl): rewrites, passes, unusable answers, messages
 flagged for review, the sentences redacted (by risk, or with `goal_redact` as a restated
-goal), the goals it inferred, and with `quarantine` the senders caught by a message or by the
-sender detector (how many of them the hijacked agent; for a hijacked agent no message caught,
+goal), the goals it inferred, and with `quarantine` the senders caught by a message, by the
+sender detector or by their mean risk (how many of them the hijacked agent; for a hijacked agent no message caught,
 its highest message risk), their later messages blocked and the
 messages hidden from the concluder. Run from the repo root, e.g.
 `.venv/bin/python docs/scripts/misinfotask_rectifier_decisions.py runs/table/inject-argus-gt15`."""
@@ -41,16 +41,22 @@ for run_dir in sys.argv[1:]:
                      if e.data["sender"] == agent and "risk" in e.data["details"]]
             print(f"  {path.stem}: hijacked {agent} not caught by a message; its highest message risk "
                   f"{max(risks, default=float('nan')):.3f} over {len(risks)} scored messages")
-        # a sender quarantined without a message that caught it was flagged by the sender detector
-        # (`sender_model_path`): at a round's start (interceptor_round) or at conclusion (conclusion_review)
+        # a sender quarantined without a message that caught it was caught at a round's start
+        # (interceptor_round) or at conclusion (conclusion_review) by sender-level evidence: the
+        # sender detector (`sender_model_path`) or its mean risk (`quarantine_mean_threshold`),
+        # which the blocks of its messages name
         by_message = {e.data["sender"] for e in caught}
         everyone = {a for e in log.of_type("interceptor_round") for a in e.data.get("quarantined") or {}}
         everyone |= {e.data["sender"] for e in log.of_type("conclusion_review") if e.data["action"] == "block"}
-        by_detector = everyone - by_message
-        counts["quarantined_by_detector"] = len(by_detector)
-        counts["quarantined_by_detector_hijacked"] = len(by_detector & hijacked)
-        for sender in sorted(by_detector):
-            print(f"  {path.stem}: {sender} quarantined by the sender detector "
+        named = {e.data["sender"]: e.data["details"].get("quarantined_by", "sender detector")
+                 for kind in ("interception", "conclusion_review") for e in log.of_type(kind)
+                 if e.data["action"] == "block" and "quarantined_in_round" in e.data["details"]}
+        for sender in sorted(everyone - by_message):
+            by = named.get(sender, "sender detector")
+            key = "quarantined_by_" + by.replace(" ", "_").replace("sender_", "")
+            counts[key] += 1
+            counts[key + "_hijacked"] += sender in hijacked
+            print(f"  {path.stem}: {sender} quarantined by the {by} "
                   f"({'hijacked' if sender in hijacked else 'not hijacked'})")
         counts["blocked_quarantined"] = sum(e.data["action"] == "block" and "quarantined_in_round" in e.data["details"]
                                             for e in log.of_type("interception"))
