@@ -252,16 +252,17 @@ class ArgusDefense:
 
     async def start_round(self, view: SystemView) -> dict[str, Any]:
         p = self.params
-        traffic = None
-        if view.round > 1 and self.risk is not None and (p.risk_memory == "mean" or p.quarantine_mean_threshold is not None):
-            traffic = self.traffic(view, view.round - 1)
+        adaptive = view.round > 1 and p.multi_round and p.dynamic_localization
+        mean_quarantine = view.round > 1 and p.quarantine_mean_threshold is not None
+        # last round's traffic, embedded once for whichever of the two reads it
+        traffic = self.traffic(view, view.round - 1) if adaptive or mean_quarantine else None
+        if traffic is not None and self.risk is not None:
             self.sender_risk.record(view.round - 1, traffic)
         if not p.multi_round and view.round > 1:
             loc = Localization(view.round, [], {}, "off (single-round ablation)")
-        elif view.round == 1 or not p.dynamic_localization:
+        elif not adaptive or traffic is None:
             loc = self.localizer.first_round(view.graph, view.round)
         else:
-            traffic = traffic or self.traffic(view, view.round - 1)
             sender_risk = self.sender_risk.mean() if self.risk is not None and p.risk_memory == "mean" else None
             loc = self.localizer.later_round(view.graph, view.round, traffic, self.goals.matrix(), sender_risk)
         self.monitored[view.round] = loc.channels
@@ -269,7 +270,7 @@ class ArgusDefense:
         report: dict[str, Any] = {"localization": loc.as_dict(), "goals": list(self.goals.texts)}
         if self.senders is not None:
             report["sender_scores"] = self._detect_senders(view, view.round - 1)
-        if p.quarantine_mean_threshold is not None and view.round > 1:
+        if mean_quarantine:
             report["sender_mean_risk"] = self._quarantine_by_mean(view.round - 1)
         if p.quarantine:
             report["quarantined"] = dict(self.quarantined)
