@@ -13,7 +13,7 @@ from misguard.claims import (
     load_decision,
     parse_yes_no,
 )
-from misguard.claims._detect import FEATURES_NO_READER, FEATURES_PLAIN, script_of
+from misguard.claims._detect import FEATURES_ANY_READER, FEATURES_EN_READER, FEATURES_NO_READER, FEATURES_PLAIN, script_of
 from misguard.errors import ConfigError, LLMOutputError
 from misguard.llm import get_llm
 
@@ -47,20 +47,29 @@ def test_reader_feature_is_its_value_for_english_texts_only():
     assert dict(zip(FEATURES, features(_ctx(reader=0.8))))["reader_en"] == pytest.approx(0.8)
     # the bundled readers read English only: other languages get no score
     assert dict(zip(FEATURES, features(_ctx(reader=0.8, language="fr"))))["reader_en"] == 0.0
+    # a reader of every language (`reader_any`) has its value whatever the language
+    french = dict(zip(FEATURES, features(_ctx(reader=0.8, language="fr"))))
+    assert french["reader_any"] == pytest.approx(0.8) and dict(zip(FEATURES, features(_ctx())))["reader_any"] == 0.0
 
 
 def test_a_decision_that_reads_the_reader_needs_one(tmp_path, store):
     rng = np.random.default_rng(0)
     x = rng.normal(size=(50, len(FEATURES)))
-    with_reader = fit_logistic(x, x[:, -1] > 0, embedder="hashing/256", trained_on="synthetic", names=FEATURES)
-    path = tmp_path / "m.json"
-    path.write_text(with_reader.to_json())
-    assert load_decision(path).names == FEATURES
-    with pytest.raises(ConfigError, match="--reader DIR"):
-        ClaimGuard(store, decision=with_reader)
-    # a decision fitted without one reads every feature but the reader's
+    for names in (FEATURES_EN_READER, FEATURES_ANY_READER):
+        with_reader = fit_logistic(x, x[:, -1] > 0, embedder="hashing/256", trained_on="synthetic", names=names)
+        path = tmp_path / "m.json"
+        path.write_text(with_reader.to_json())
+        assert load_decision(path).names == names
+        with pytest.raises(ConfigError, match="--reader DIR"):
+            ClaimGuard(store, decision=with_reader)
+    # a decision fitted without one reads every feature but the readers'
     without = fit_logistic(x, x[:, 0] > 0, embedder="hashing/256", trained_on="synthetic")
-    assert "reader_en" not in without.names and len(without.coef) == len(FEATURES) - 1
+    assert "reader_en" not in without.names and len(without.coef) == len(FEATURES) - 2
+    # both readers at once is no decision `bench claims` fits
+    both = fit_logistic(x, x[:, 0] > 0, embedder="hashing/256", trained_on="synthetic", names=FEATURES)
+    path.write_text(both.to_json())
+    with pytest.raises(ConfigError, match="other features"):
+        load_decision(path)
 
 
 def test_script_of():

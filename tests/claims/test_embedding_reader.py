@@ -7,18 +7,18 @@ import numpy as np
 import pytest
 
 from misguard.claims import ClaimGuard, EmbeddingReader, LogisticDecision, load_reader
-from misguard.claims._detect import FEATURES, default_decision, fit_logistic
+from misguard.claims._detect import FEATURES, FEATURES_ANY_READER, FEATURES_EN_READER, default_decision, fit_logistic
 from misguard.claims._reader import is_ready
 from misguard.embed import get_embedder
 from misguard.errors import ConfigError
 
 
-def _decision_with(reader_identity: dict) -> LogisticDecision:
-    """A tiny decision over every feature (reader_en included), fitted on random rows."""
+def _decision_with(reader_identity: dict, names: tuple[str, ...] = FEATURES_EN_READER) -> LogisticDecision:
+    """A tiny decision over every feature but one reader's, fitted on random rows."""
     rng = np.random.default_rng(0)
     x = rng.random((40, len(FEATURES)))
     y = np.arange(40) % 2 == 0
-    return fit_logistic(x, y, embedder="hashing/256", trained_on="unit test", names=FEATURES, reader=reader_identity)
+    return fit_logistic(x, y, embedder="hashing/256", trained_on="unit test", names=names, reader=reader_identity)
 
 
 def test_the_cosine_is_the_other_embedders_own():
@@ -59,8 +59,8 @@ def test_the_decision_records_its_reader_and_the_guard_rebuilds_it(store, tmp_pa
 def test_the_reader_changes_the_score_it_is_fitted_to_read(store):
     decision = _decision_with({"kind": "embedding", "embedder": "hashing/64"})
     # only reader_en weighs: the verdict's score must follow the reader's cosine
-    only_reader = dataclasses.replace(decision, coef=[0.0] * (len(FEATURES) - 1) + [5.0], intercept=0.0,
-                                      mean=[0.0] * len(FEATURES), scale=[1.0] * len(FEATURES))
+    n = len(FEATURES_EN_READER)
+    only_reader = dataclasses.replace(decision, coef=[0.0] * (n - 1) + [5.0], intercept=0.0, mean=[0.0] * n, scale=[1.0] * n)
     guard = ClaimGuard(store, decision=only_reader)
     text = "My doctor told me that vaccines cause autism in young children."
     context = guard.analyse([text])[0].context
@@ -94,3 +94,30 @@ def test_only_english_texts_are_read(store):
     assert reader.seen == [english] and french_context.reader is None
     guard.select(guard.analyse([french])[0], 0)  # the one-pair path skips it too
     assert reader.seen == [english]
+
+
+def test_a_reader_of_every_language_is_read_for_every_text_and_recorded_as_such(store):
+    """`languages="all"`: the decision reads `reader_any`, the guard reads the reader for a
+    French text too (an English reader leaves it unread), and the decision's record of the
+    reader rebuilds it with its languages."""
+    multilingual = {"kind": "embedding", "embedder": "hashing/64", "languages": "all"}
+    decision = LogisticDecision.from_json(_decision_with(multilingual, FEATURES_ANY_READER).to_json())
+    assert decision.names == FEATURES_ANY_READER and decision.reader == multilingual
+    guard = ClaimGuard(store, decision=decision)  # rebuilt from the decision's record
+    assert guard.reader.languages == "all" and guard.reader.identity() == multilingual
+    french = "Les vaccins provoquent l'autisme chez les jeunes enfants, dit mon médecin."
+    context = guard.analyse([french])[0].context
+    assert context is not None and context.language == "fr" and context.reader is not None
+    english_only = ClaimGuard(store, decision=_decision_with({"kind": "embedding", "embedder": "hashing/64"}))
+    assert english_only.reader.identity() == {"kind": "embedding", "embedder": "hashing/64"}  # as recorded before
+    assert english_only.analyse([french])[0].context.reader is None
+    with pytest.raises(ConfigError, match="fitted with the reader"):
+        ClaimGuard(store, decision=decision, reader=load_reader("hashing/64"))  # an English reader
+    with pytest.raises(ConfigError, match="reader languages"):
+        EmbeddingReader(get_embedder("hashing/64"), "fr")
+
+
+def test_a_trained_cross_encoder_reads_english_only(tmp_path):
+    (tmp_path / "reader.json").write_text("{}")
+    with pytest.raises(ConfigError, match="English only"):
+        load_reader(tmp_path, languages="all")

@@ -284,7 +284,7 @@ def test_the_guard_factory_serves_a_reader_and_its_shipped_decision(db, tmp_path
     import numpy as np
 
     from misguard.claims import ClaimStore
-    from misguard.claims._detect import FEATURES, fit_logistic
+    from misguard.claims._detect import FEATURES, FEATURES_EN_READER, fit_logistic
     from misguard.embed import get_embedder
     from misguard.errors import ConfigError
     from misguard.service import default_guard_factory
@@ -294,7 +294,7 @@ def test_the_guard_factory_serves_a_reader_and_its_shipped_decision(db, tmp_path
     with pytest.raises(ConfigError, match="with reader 'hashing/64'"):
         default_guard_factory(make_settings(db, reader="hashing/64"), "hashing/256")
     x = np.random.default_rng(0).random((40, len(FEATURES)))
-    fitted = fit_logistic(x, np.arange(40) % 2 == 0, embedder="hashing/256", trained_on="unit test", names=FEATURES,
+    fitted = fit_logistic(x, np.arange(40) % 2 == 0, embedder="hashing/256", trained_on="unit test", names=FEATURES_EN_READER,
                           reader={"kind": "embedding", "embedder": "hashing/64"})
     path = tmp_path / "decision.json"
     path.write_text(fitted.to_json(), encoding="utf-8")

@@ -61,11 +61,17 @@ FEATURES: tuple[str, ...] = (
     # cross-encoder's probability or a second embedder's cosine); 0 without a reader, and
     # for texts not in English: the bundled readers read English only.
     "reader_en",
+    # The same for a reader of every language (a multilingual embedder, `--reader-languages
+    # all`), for texts in any language. A decision reads one of the two.
+    "reader_any",
 )
 #: The features of decisions fitted without a pair reader (their files name these).
-FEATURES_NO_READER: tuple[str, ...] = FEATURES[:-1]
+FEATURES_NO_READER: tuple[str, ...] = FEATURES[:-2]
+#: ... with an English reader, and with a reader of every language.
+FEATURES_EN_READER: tuple[str, ...] = (*FEATURES_NO_READER, "reader_en")
+FEATURES_ANY_READER: tuple[str, ...] = (*FEATURES_NO_READER, "reader_any")
 #: The features of decisions fitted before "social" existed (their files name these).
-FEATURES_PLAIN: tuple[str, ...] = FEATURES[:-3]
+FEATURES_PLAIN: tuple[str, ...] = FEATURES_NO_READER[:-2]
 SCRIPTS = ("latin", "arabic", "devanagari", "cjk", "other")
 LANGUAGE_GROUPS = ("en", "fr", "es", "ar", "hi", "zh", "other")
 
@@ -107,11 +113,13 @@ def features(ctx: MatchContext) -> np.ndarray:
     onehot = [1.0 if group == g else 0.0 for g in LANGUAGE_GROUPS]
     social = 1.0 if ctx.social else 0.0
     reader = ctx.reader if ctx.reader is not None and group == READ_LANGUAGE else 0.0
+    # the guard sets `reader` for every language only when its reader reads them all
+    any_reader = ctx.reader if ctx.reader is not None else 0.0
     return np.array(
         [
             ctx.s1, ctx.body, ctx.support, ctx.votes, ctx.s1 - ctx.query_generic, ctx.s1 - ctx.claim_generic, lexical * latin, clash, hit, names * latin,
             1.0 if ctx.segment_kind == "option" else 0.0, *onehot, *(ctx.s1 * o for o in onehot), social, ctx.s1 * social,
-            reader,
+            reader, any_reader,
         ],
         dtype=np.float64,
     )
@@ -187,7 +195,8 @@ class LogisticDecision:
     #: the learned candidate ranker fitted with it (None: the guard fuses dense and BM25)
     ranker: LinearRanker | None = None
     #: the features it reads (decisions fitted before "social" read `FEATURES_PLAIN`,
-    #: without a pair reader `FEATURES_NO_READER`)
+    #: without a pair reader `FEATURES_NO_READER`, with one `FEATURES_EN_READER` or
+    #: `FEATURES_ANY_READER`)
     names: tuple[str, ...] = FEATURES_NO_READER
     #: the reader it was fitted with (its `identity()`); None for files written before
     #: readers were recorded (session 16's cross-encoder decisions)
@@ -229,7 +238,7 @@ class LogisticDecision:
         try:
             data = json.loads(text)
             names = tuple(data["features"])
-            if names not in (FEATURES, FEATURES_NO_READER, FEATURES_PLAIN):
+            if names not in (FEATURES_EN_READER, FEATURES_ANY_READER, FEATURES_NO_READER, FEATURES_PLAIN):
                 raise ConfigError(f"{source} was fitted on other features; refit it with misguard bench claims")
             return cls(
                 mean=list(map(float, data["mean"])), scale=list(map(float, data["scale"])),

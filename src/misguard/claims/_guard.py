@@ -19,7 +19,7 @@ from ..types import Candidate, Claim, Evidence, Verdict, VerdictLabel
 from ._crawl import Chunk, crawl
 from ._detect import Decision, LLMJudge, LogisticDecision, MatchContext, default_decision, features, script_of
 from ._rank import RANKINGS, dense_scores, rank_scores, reciprocal_ranks
-from ._reader import READ_LANGUAGE, EmbeddingReader, Reader, load_reader
+from ._reader import EmbeddingReader, Reader, reader_of, reads
 from ._shift import LanguageShift
 from ._social import DEFAULT_STEPS, normalize_social
 from ._store import ClaimStore
@@ -107,18 +107,23 @@ class ClaimGuard:
             )
         self._direction = self.shift.direction if self.shift is not None else None
         self.judge = judge
-        reads = "reader_en" in getattr(self.decision, "names", ())
+        names = getattr(self.decision, "names", ())
+        reads_reader = "reader_en" in names or "reader_any" in names
         fitted_with = getattr(self.decision, "reader", None)
-        if reader is None and reads and fitted_with and fitted_with.get("kind") == EmbeddingReader.kind:
+        if reader is None and reads_reader and fitted_with and fitted_with.get("kind") == EmbeddingReader.kind:
             # An embedding reader needs no directory: build the one the decision names.
-            reader = load_reader(str(fitted_with["embedder"]), self.embedder.settings)
-        if reader is None and reads:
+            reader = reader_of(fitted_with, self.embedder.settings)
+        if reader is None and reads_reader:
             raise ConfigError("this decision reads a pair reader: pass --reader DIR (trained by "
                               "`misguard bench claims --reader DIR`)")
         if reader is not None and fitted_with and reader.identity() != fitted_with:
             raise ConfigError(f"this decision was fitted with the reader {fitted_with}, not {reader.identity()}; "
-                              "pass that reader or the decision fitted with this one")
-        if reader is not None and not reads and isinstance(self.decision, LogisticDecision):
+                              "pass that reader (or none: the guard builds an embedding reader the decision "
+                              "names), or the decision fitted with this one")
+        if reader is not None and ("reader_any" in names) != (reader.languages == "all") and reads_reader:
+            raise ConfigError(f"this decision reads a reader of {'every language' if 'reader_any' in names else 'English'}, "
+                              f"and the reader given reads {reader.languages!r}; pass the decision fitted with it")
+        if reader is not None and not reads_reader and isinstance(self.decision, LogisticDecision):
             # Its score would cost a forward pass per text and change nothing.
             raise ConfigError("this decision was fitted without a pair reader: drop --reader, or pass the "
                               "--decision that `misguard bench claims --reader DIR --save-model FILE` wrote")
@@ -309,8 +314,8 @@ class ClaimGuard:
                 row += n
         if self.reader is not None:
             # One batched pass of the reader over every matched pair (select left it out);
-            # only English texts: the decision reads the reader's value for no other language.
-            matched = [a for a in out if a.context is not None and a.context.language == READ_LANGUAGE]
+            # an English reader only over English texts: the decision reads no other value.
+            matched = [a for a in out if a.context is not None and reads(self.reader, a.context.language)]
             values = self.reader.read_many([(a.context.text, a.context.claim_text) for a in matched])  # type: ignore[union-attr]
             for a, value in zip(matched, values):
                 a.context = replace(a.context, reader=value)  # type: ignore[arg-type]
@@ -381,7 +386,7 @@ class ClaimGuard:
         if self._direction is not None:
             query_generic = float(seg_vecs[best_seg] @ self._direction)
             claim_generic = float(self.store.vectors[slot] @ self._direction)
-        read = read and self.reader is not None and analysis.body_language == READ_LANGUAGE
+        read = read and self.reader is not None and reads(self.reader, analysis.body_language)
         analysis.context = MatchContext(
             s1=float(column.max()), body=float(column[0]), support=float(ordered[1] if len(ordered) > 1 else ordered[0]),
             votes=float((sims.argmax(axis=1) == j).mean()), text=body_text, claim_text=claim.text,

@@ -1,5 +1,6 @@
 """Pair readers: a second opinion on whether a text repeats its matched claim, read by the
-decision as the feature `reader_en` (higher: more likely).
+decision as the feature `reader_en` (a reader of English texts) or `reader_any` (a reader of
+every language) (higher: more likely).
 
 Two kinds, both loaded by `load_reader(spec)`:
 - `EmbeddingReader` (a spec such as `st/minilm`): the cosine of the text and the claim under
@@ -46,9 +47,12 @@ from ..embed import EMBEDDERS, Embedder, get_embedder
 from ..errors import ConfigError, MissingExtraError
 
 READER_FILE = "reader.json"
-#: The language whose texts the decision reads a reader's value for (`reader_en`): the
-#: bundled readers are English models; the guard does not read other texts at all.
+#: The language whose texts the decision reads an English reader's value for (`reader_en`):
+#: the bundled readers are English models; the guard does not read other texts with them.
 READ_LANGUAGE = "en"
+#: The languages a reader reads: English (the default), or every language (a multilingual
+#: embedder given with `--reader-languages all`; its value is the feature `reader_any`).
+READER_LANGUAGES = ("en", "all")
 #: Two halves: each text is scored by a model that never saw it or its claim.
 HALVES = 2
 #: Token budget for one (text, claim) pair; tweets and fact-check headlines fit.
@@ -124,6 +128,9 @@ def split_halves(examples: Sequence[ReaderExample]) -> list[int]:
 class PairReader:
     """Scores (text, claim) pairs with the cross-fitted models of a reader directory."""
 
+    #: fine-tuned from an English model on English tweets
+    languages = READ_LANGUAGE
+
     def __init__(self, path: Path, meta: dict, models: list, tokenizer) -> None:
         self.path = path
         self.meta = meta
@@ -197,12 +204,17 @@ class EmbeddingReader:
     """The cosine of a text and its matched claim under a second embedder (no training).
 
     Texts are embedded as queries and claims as passages, like the store's own embedder;
-    both go through the embedder's caches, so a claim matched again costs nothing."""
+    both go through the embedder's caches, so a claim matched again costs nothing.
+    `languages`: "en" (the default; the bundled all-MiniLM is English) or "all" for a
+    multilingual embedder, whose value the decision reads for every text."""
 
     kind = "embedding"
 
-    def __init__(self, embedder: Embedder) -> None:
+    def __init__(self, embedder: Embedder, languages: str = READ_LANGUAGE) -> None:
+        if languages not in READER_LANGUAGES:
+            raise ConfigError(f"reader languages {languages!r}: use one of {', '.join(READER_LANGUAGES)}")
         self.embedder = embedder
+        self.languages = languages
 
     def read_many(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
         if not pairs:
@@ -212,7 +224,9 @@ class EmbeddingReader:
         return [float(v) for v in np.einsum("ij,ij->i", texts, claims)]
 
     def identity(self) -> dict[str, object]:
-        return {"kind": self.kind, "embedder": self.embedder.spec}
+        # English readers keep the identity decisions recorded before `languages` existed
+        extra = {} if self.languages == READ_LANGUAGE else {"languages": self.languages}
+        return {"kind": self.kind, "embedder": self.embedder.spec, **extra}
 
     def describe(self) -> dict[str, object]:
         return {**self.identity(), "embedder_build": self.embedder.describe()}
@@ -220,6 +234,10 @@ class EmbeddingReader:
 
 class Reader(Protocol):
     """What the guard needs of a reader (`PairReader`, `EmbeddingReader`, or your own)."""
+
+    #: "en": the guard reads it for English texts only (feature `reader_en`); "all": for
+    #: every text (feature `reader_any`)
+    languages: str
 
     def read_many(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
         """The decision's `reader_en` value for each (text, claim) pair."""
@@ -234,16 +252,28 @@ class Reader(Protocol):
         ...
 
 
-def load_reader(spec: str | Path, settings: EmbedSettings | None = None) -> Reader:
+def load_reader(spec: str | Path, settings: EmbedSettings | None = None, languages: str = READ_LANGUAGE) -> Reader:
     """A reader from `spec`: a directory holding a trained pair reader (`reader.json`), or
-    an embedder spec (`st/minilm`) for an `EmbeddingReader`."""
+    an embedder spec (`st/minilm`) for an `EmbeddingReader` that reads `languages`."""
     text = str(spec)
     if Path(text).is_dir():
+        if languages != READ_LANGUAGE:
+            raise ConfigError("a trained pair reader (cross-encoder) reads English only; drop --reader-languages")
         return PairReader.load(text)
     if is_embedder_spec(text):
-        return EmbeddingReader(get_embedder(text, settings))
+        return EmbeddingReader(get_embedder(text, settings), languages)
     raise ConfigError(f"--reader {text}: neither a pair reader directory nor an embedder spec "
                       "(use e.g. st/minilm, or a directory `misguard bench claims --reader DIR` trained)")
+
+
+def reads(reader: Reader, language: str) -> bool:
+    """Whether the decision reads `reader`'s value for a text in `language`."""
+    return reader.languages == "all" or language == READ_LANGUAGE
+
+
+def reader_of(identity: dict, settings: EmbedSettings | None = None) -> Reader:
+    """The embedding reader a decision recorded (`identity()`), rebuilt."""
+    return load_reader(str(identity["embedder"]), settings, str(identity.get("languages", READ_LANGUAGE)))
 
 
 def is_ready(spec: str) -> bool:

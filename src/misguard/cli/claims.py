@@ -246,6 +246,7 @@ def bench_claims(
     judge_band: Annotated[Optional[str], typer.Option(help="LOW,HIGH: also the paper's judge (prompt 2, --llm) on texts whose out-of-fold offline score is in [LOW, HIGH), at most --judge-limit per source.")] = None,
     only: Annotated[Optional[str], typer.Option(help="Only one part: 'speed' (shipped decision; in-process and through the CLI), 'judge-band' (on the decision results of OUTPUT's run log) or 'decision' (the ranker, the cross-source decision and the CheckThat dev/test tweets through it; no ablations, routing or speed).")] = None,
     reader: Annotated[Optional[str], typer.Option(help="A pair reader whose score the decision reads: an embedder spec (st/minilm: its cosine, nothing to train) or a directory (a cross-encoder, trained there on CheckThat-2020 train unless it holds one: cross-fitted halves, about 25 min on 2 cores). Save the decision with --save-model, check with --decision and --reader. Needs the st extra.")] = None,
+    reader_languages: Annotated[str, typer.Option(help="Texts whose reader value the decision reads: 'en' (the default; English readers such as st/minilm) or 'all' (a multilingual embedder, e.g. st//path/to/model; the decision reads the feature reader_any, and `check --decision FILE` rebuilds the reader it names).")] = "en",
 ) -> None:
     """CheckThat-2020 retrieval (MAP@5, P@1, MRR), one decision fitted across the dev set,
     paper-style LIAR/Snopes attacks and CheckThat train, reported per source and cell;
@@ -262,5 +263,5 @@ def bench_claims(
         judge_limit=judge_limit, speed=speed, save_model=save_model, resume=resume, console=console,
         paper=paper, paper_translate=paper_translate, checkthat_limit=checkthat_limit,
         checkthat_train=checkthat_train, checkthat_only=checkthat_only, only=only,
-        judge_band=_band(judge_band), reader=reader,
+        judge_band=_band(judge_band), reader=reader, reader_languages=reader_languages,
     )

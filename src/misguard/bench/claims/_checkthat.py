@@ -35,6 +35,7 @@ from ...claims import (
 from ...claims._rank import rank_scores
 from ...claims._reader import Reader, ReaderExample, ReaderTraining, is_ready, load_reader, train_reader
 from ...claims._social import DEFAULT_STEPS
+from ...errors import ConfigError
 from ...config import Settings
 from ...runlog import RunLog
 from ._data import CheckThat, TweetQuery, claim_key
@@ -219,14 +220,16 @@ def reader_examples(guard: ClaimGuard, tweets: list[TweetQuery]) -> list[ReaderE
 
 
 def load_or_train_reader(spec: str, settings: Settings, guard: ClaimGuard, tweets: list[TweetQuery],
-                         log: RunLog, console: Console) -> Reader:
+                         log: RunLog, console: Console, languages: str = "en") -> Reader:
     """The reader `spec` names: an embedder spec (an `EmbeddingReader`, nothing to train), or
     a directory, whose pair reader is trained there first (on `tweets` and the candidates
     `guard` ranks for them) when it holds none."""
     if is_ready(spec):
-        reader = load_reader(spec, settings.embed)
+        reader = load_reader(spec, settings.embed, languages)
         console.print(f"pair reader: {reader.identity()}")
     else:
+        if languages != "en":
+            raise ConfigError("a trained pair reader (cross-encoder) reads English only; drop --reader-languages")
         examples = reader_examples(guard, tweets)
         console.print(f"training the pair reader on {len(examples)} pairs from {len(tweets)} tweets (two halves)")
         reader = train_reader(examples, Path(spec), training=ReaderTraining(seed=settings.seed),

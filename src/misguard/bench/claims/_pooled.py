@@ -21,8 +21,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ...claims import FEATURES, LogisticDecision, fit_logistic
-from ...claims._detect import FEATURES_NO_READER, FEATURES_PLAIN
+from ...claims import LogisticDecision, fit_logistic
+from ...claims._detect import FEATURES_ANY_READER, FEATURES_EN_READER, FEATURES_NO_READER, FEATURES_PLAIN
+from ...claims._reader import Reader
 
 SOURCES = ("devset", "paper", "checkthat")
 #: Regularisation strengths the inner CV chooses from.
@@ -85,8 +86,12 @@ PLAIN_FIT = Fit(names=FEATURES_PLAIN)
 #: 1, 0.5, 0.25 flags 90% of the dev tweets whose right claim is at top-1 (docs/BENCHMARKS.md,
 #: session 5), so the weights stay equal.
 DECISION_FIT = Fit()
-#: With a pair reader (`bench claims --reader SPEC`): the same, plus the reader's value.
-READER_FIT = Fit(names=FEATURES)
+
+
+def reader_fit(reader: Reader) -> Fit:
+    """With a pair reader (`bench claims --reader SPEC`): the same, plus the reader's value
+    (`reader_en` for an English reader, `reader_any` for one of every language)."""
+    return Fit(names=FEATURES_ANY_READER if reader.languages == "all" else FEATURES_EN_READER)
 
 
 def weights(rows: list[Row], fit: Fit = Fit()) -> np.ndarray:

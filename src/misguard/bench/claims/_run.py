@@ -66,7 +66,7 @@ from ._data import (
     CHECKTHAT, CheckThat, DevSet, TweetQuery, claim_key, load_checkthat, load_devset, load_distractors, resolve_data_dir,
 )
 from ._paper import PaperQuery, load_true_claims, paper_queries, run_paper
-from ._pooled import DECISION_FIT, PLAIN_FIT, READER_FIT, SOURCES, Row, assign_folds, cross_validate, fit_final, leave_one_source_out
+from ._pooled import DECISION_FIT, PLAIN_FIT, SOURCES, Row, assign_folds, cross_validate, fit_final, leave_one_source_out, reader_fit
 from ._report import render_tables
 
 FOLDS = 10
@@ -93,6 +93,7 @@ def run_claims_bench(
     only: str | None = None,
     judge_band: tuple[float, float] | None = None,
     reader: str | None = None,
+    reader_languages: str = "en",
 ) -> dict:
     data = resolve_data_dir(settings, data_dir)
     dev = load_devset(data)
@@ -107,7 +108,8 @@ def run_claims_bench(
         params={"data_dir": str(data), "distractors": len(extra), "folds": FOLDS, "judge": judge,
                 "judge_limit": judge_limit, "features": list(FEATURES), "paper": paper,
                 "paper_translate": paper_translate, "checkthat_limit": checkthat_limit, "checkthat_train": checkthat_train, "checkthat_only": checkthat_only,
-                "only": only, "judge_band": judge_band, "reader": reader},
+                "only": only, "judge_band": judge_band, "reader": reader,
+                "reader_languages": reader_languages},
     )
     log = RunLog.open(output / "runlog.jsonl", header, resume=resume)
     try:
@@ -130,7 +132,7 @@ def run_claims_bench(
             return render_tables(output / "runlog.jsonl", output, console)
         model, reader = _fit_decision(store, ct_store, ct, dev, extra, load_true_claims(data), paper, settings, log,
                                       embedder.spec, console, checkthat_only=checkthat_only and ct is not None,
-                                      reader_spec=reader)
+                                      reader_spec=reader, reader_languages=reader_languages)
         guard = ClaimGuard(store, decision=model, reader=reader)
         if save_model is not None and not isinstance(model, LogisticDecision):
             console.print(f"[yellow]no fitted decision to save for {embedder.spec} (--checkthat-only without a shipped one)[/]")
@@ -363,7 +365,7 @@ def _evidence(guard: ClaimGuard, a, j: int, keep: np.ndarray | None = None) -> d
 def _fit_decision(
     store: ClaimStore, ct_store: ClaimStore | None, ct: CheckThat | None, dev: DevSet, extra: list[Claim],
     true_pool: list[Claim], paper: int, settings: Settings, log: RunLog, embedder_spec: str, console: Console,
-    checkthat_only: bool = False, reader_spec: str | None = None,
+    checkthat_only: bool = False, reader_spec: str | None = None, reader_languages: str = "en",
 ) -> tuple[LogisticDecision, Reader | None]:
     """The ranker (CheckThat train, C on CheckThat dev), with `reader_spec` the pair reader
     (an embedder spec, or a directory: trained there on CheckThat train unless one is there
@@ -398,13 +400,13 @@ def _fit_decision(
             console.print("--checkthat-only: the shipped decision with the new ranker, no cross-source fit")
             return dataclasses.replace(shipped, ranker=ranker), None  # type: ignore[type-var]
         if reader_spec is not None:
-            reader = load_or_train_reader(reader_spec, settings, learned, ct.queries["train"], log, console)
+            reader = load_or_train_reader(reader_spec, settings, learned, ct.queries["train"], log, console, reader_languages)
             learned = ClaimGuard(ct_store, decision=ThresholdDecision(1.0, shift=full_shift, ranker=ranker), reader=reader)
         ct_rows = _tweet_rows(learned, ct.queries["train"])
     elif reader_spec is not None:
         if not is_ready(reader_spec):
             raise ConfigError(f"--reader DIR trains on CheckThat-2020 train tweets: put them in the data directory's {CHECKTHAT}")
-        reader = load_reader(reader_spec, settings.embed)
+        reader = load_reader(reader_spec, settings.embed, reader_languages)
     if fit_shift is None:
         fit_shift = _shift_fitter(unshifted, dev)
     naive = _analyse_all(unshifted, dev)
@@ -429,7 +431,7 @@ def _fit_decision(
     fit = DECISION_FIT
     if reader is not None:
         _log_variant("pooled_noreader", rows, DECISION_FIT, log)
-        fit = READER_FIT
+        fit = reader_fit(reader)
     scores, flags, chosen = cross_validate(rows, fit)
     log.write("pooled_cv", key="pooled", c_per_fold=chosen, sources={s: sum(r.source == s for r in rows) for s in SOURCES},
               fit={"features": list(fit.names), "cell_weight": [list(c) for c in fit.cell_weight]})
