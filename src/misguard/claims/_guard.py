@@ -120,7 +120,7 @@ class ClaimGuard:
             raise ConfigError(f"this decision was fitted with the reader {fitted_with}, not {reader.identity()}; "
                               "pass that reader (or none: the guard builds an embedding reader the decision "
                               "names), or the decision fitted with this one")
-        if reader is not None and ("reader_any" in names) != (reader.languages == "all") and reads_reader:
+        if reader is not None and reads_reader and ("reader_any" in names) != (reader.languages == "all"):
             raise ConfigError(f"this decision reads a reader of {'every language' if 'reader_any' in names else 'English'}, "
                               f"and the reader given reads {reader.languages!r}; pass the decision fitted with it")
         if reader is not None and not reads_reader and isinstance(self.decision, LogisticDecision):

@@ -257,13 +257,18 @@ def load_reader(spec: str | Path, settings: EmbedSettings | None = None, languag
     an embedder spec (`st/minilm`) for an `EmbeddingReader` that reads `languages`."""
     text = str(spec)
     if Path(text).is_dir():
-        if languages != READ_LANGUAGE:
-            raise ConfigError("a trained pair reader (cross-encoder) reads English only; drop --reader-languages")
+        require_english(languages)
         return PairReader.load(text)
     if is_embedder_spec(text):
         return EmbeddingReader(get_embedder(text, settings), languages)
     raise ConfigError(f"--reader {text}: neither a pair reader directory nor an embedder spec "
                       "(use e.g. st/minilm, or a directory `misguard bench claims --reader DIR` trained)")
+
+
+def require_english(languages: str) -> None:
+    """A trained pair reader (cross-encoder) reads English only: refuse any other scope."""
+    if languages != PairReader.languages:
+        raise ConfigError("a trained pair reader (cross-encoder) reads English only; drop --reader-languages")
 
 
 def reads(reader: Reader, language: str) -> bool:

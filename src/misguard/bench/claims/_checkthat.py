@@ -33,9 +33,8 @@ from ...claims import (
     reciprocal_rank,
 )
 from ...claims._rank import rank_scores
-from ...claims._reader import Reader, ReaderExample, ReaderTraining, is_ready, load_reader, train_reader
+from ...claims._reader import Reader, ReaderExample, ReaderTraining, is_ready, load_reader, require_english, train_reader
 from ...claims._social import DEFAULT_STEPS
-from ...errors import ConfigError
 from ...config import Settings
 from ...runlog import RunLog
 from ._data import CheckThat, TweetQuery, claim_key
@@ -228,8 +227,7 @@ def load_or_train_reader(spec: str, settings: Settings, guard: ClaimGuard, tweet
         reader = load_reader(spec, settings.embed, languages)
         console.print(f"pair reader: {reader.identity()}")
     else:
-        if languages != "en":
-            raise ConfigError("a trained pair reader (cross-encoder) reads English only; drop --reader-languages")
+        require_english(languages)
         examples = reader_examples(guard, tweets)
         console.print(f"training the pair reader on {len(examples)} pairs from {len(tweets)} tweets (two halves)")
         reader = train_reader(examples, Path(spec), training=ReaderTraining(seed=settings.seed),
