@@ -6,12 +6,12 @@ BIN := $(VENV)/bin
 # uv resolves and installs about six times faster than pip (a fresh test install: 29 s with
 # an empty cache vs more than 3 minutes), and it is itself a pinned wheel from PyPI.
 UV_VERSION := 0.13.8
-# /opt/wheels holds the CPU torch wheel on these machines: keep it on the find-links.
+# A local folder of wheels (for example a CPU torch wheel) joins the find-links when present.
 FIND_LINKS := $(sort $(PIP_FIND_LINKS) $(wildcard /opt/wheels))
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 # Bytecode is compiled at install, as pip does (uv does not by default): without it, every
 # CLI start compiles ~600 modules when .pyc files cannot be written (PYTHONDONTWRITEBYTECODE,
-# read-only installs), 0.8 s of a 1.3 s `misguard check` of one text (docs/BENCHMARKS.md).
+# read-only installs), 0.8 s of a 1.3 s `misguard check` of one text.
 INSTALL := $(BIN)/uv pip install --quiet --compile-bytecode --python $(BIN)/python --constraint constraints.txt \
 	$(addprefix --find-links ,$(FIND_LINKS))
 # The editable package's own sources are outside site-packages: compile them too.
@@ -26,7 +26,7 @@ PYTEST_ARGS ?=
 # stall at every barrier while the other worker holds a core.
 TEST_WORKERS ?= 2
 
-.PHONY: demo test bench install-demo install-test clean
+.PHONY: demo test bench install-demo install-test system-deps clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -50,7 +50,17 @@ install-test: $(VENV)/.test-installed
 demo: install-demo
 	$(BIN)/misguard demo
 
-test: install-test
+# The tests drive a real browser (the extension) and a real PostgreSQL server (the memory
+# guard): Debian's packages, installed when absent (never `playwright install`, which
+# downloads a browser of its own).
+APT := $(if $(filter 0,$(shell id -u)),,sudo) env DEBIAN_FRONTEND=noninteractive apt-get
+system-deps:
+	@if ! command -v chromium >/dev/null 2>&1 && [ ! -x /usr/bin/chromium ]; then \
+	  $(APT) update -qq && $(APT) install -y -qq --no-install-recommends chromium; fi
+	@if ! command -v pg_ctl >/dev/null 2>&1 && ! ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1; then \
+	  $(APT) update -qq && $(APT) install -y -qq --no-install-recommends postgresql; fi
+
+test: install-test system-deps
 	OMP_NUM_THREADS=$${OMP_NUM_THREADS:-1} $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 
 # Every benchmark writes runs/<name>/runlog.jsonl first, then its tables; figures and

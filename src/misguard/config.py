@@ -36,7 +36,9 @@ DEFAULT_CONFIG_FILE = "misguard.toml"
 
 
 class Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+    # attribute docstrings become field descriptions: `misguard defenses show` and the
+    # parameter reference in docs/ are generated from them
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, use_attribute_docstrings=True)
 
 
 class LLMSettings(Section):
@@ -88,8 +90,14 @@ class EmbedSettings(Section):
 
 
 class ArgusSettings(Section):
-    """ARGUS (localization + rectification). Thresholds are cosines of the configured
-    embedder: the defaults were calibrated for `e5` (`misguard bench argus-calibrate`)."""
+    """ARGUS: localization of the channels to monitor, and correction on them.
+
+    The defaults are the recommended configuration, which needs no LLM: a message risk
+    model (the one that ships, fitted on tasks written for misguard) scores every sentence
+    of every message; risky sentences are removed on every channel, and a sender caught once
+    is quarantined. The paper's configuration (an LLM rectifier on the localized channels,
+    no risk model) is the preset `argus-paper`. Thresholds are cosines of the configured
+    embedder: the defaults were calibrated for `e5` (`misguard defenses calibrate`)."""
 
     alpha: float = Field(0.2, ge=0.0)
     """Weight of topology (edge betweenness, min-max normalised) from round 2 on."""
@@ -97,82 +105,66 @@ class ArgusSettings(Section):
     """Weight of relevance to the inferred goals."""
     gamma: float = Field(0.2, ge=0.0)
     """Weight of the previous round's message frequency on the edge."""
+    delta: float = Field(0.6, ge=0.0)
+    """Weight of the sender's misinformation risk (its mean sentence risk over the rounds so
+    far; with a risk model). Set equal to `beta` as a prior; not tuned."""
     top_k: int | None = Field(None, ge=1)
     """Channels monitored per round (default: number of agents + 1)."""
     relevance_threshold: float = Field(0.875, ge=-1.0, le=1.0)
-    """Sentence-to-goals mean cosine counted as relevant (paper: 0.4 for an OpenAI embedder;
-    e5 on MisInfoTask tasks 60-107: best Youden cut 0.875, AUC only 0.56 on-topic)."""
+    """Sentence-to-goals mean cosine counted as relevant (the paper: 0.4 for an OpenAI
+    embedder; e5: the best Youden cut on MisInfoTask, 0.875)."""
     goal_dedup_threshold: float = Field(0.842, ge=-1.0, le=1.0)
-    """An inferred goal closer than this to a known one is a duplicate (paper: 0.7; e5: 0.842, AUC 0.99)."""
+    """An inferred goal closer than this to a known one is a duplicate (the paper: 0.7; e5: 0.842)."""
     dynamic_localization: bool = True
     """False: keep round 1's (topology-only) channels every round (ablation)."""
-    chain_of_thought: bool = True
-    """False: the rectifier rewrites without the sentence-by-sentence analysis (ablation)."""
     multi_round: bool = True
-    """False: rectify in round 1 only (ablation)."""
-    ground_truth: bool = False
-    """Give the rectifier the task's ground truths as evidence (the paper's upper bound)."""
-    use_claim_store: bool = True
-    """Ground the rectifier in the claim store when one is given."""
-    prescreen: bool = False
-    """Skip the rectifier LLM on messages far from the inferred goals and known false claims."""
-    prescreen_threshold: float = Field(0.837, ge=-1.0, le=1.0)
-    """Best sentence cosine to goals/false claims below which a message counts as clean
-    (e5: keeps 95% of misinformation sentences, skips 11% of on-topic true ones)."""
-    max_tokens: int = Field(400, ge=32)
-    """Token limit of one rectifier answer."""
-    risk_model_path: Path | None = None
-    """Message risk model (`misguard bench argus-risk`): evidence that needs no LLM, used
-    for localization (`delta`), goal seeding, the pre-screen and redaction. None: the
-    paper's ARGUS."""
-    delta: float = Field(0.6, ge=0.0)
-    """Weight of the misinformation risk of an edge's sender (with a risk model).
-    Set equal to beta, the goal-relevance weight, as a prior; not tuned."""
-    risk_memory: Literal["mean", "last_max"] = "mean"
-    """The sender's risk in localization: "mean", its mean sentence risk over every round so far
-    (session 23); "last_max", its riskiest sentence last round (session 9). Chosen on replays of
-    sessions 20 and 22 (docs/BENCHMARKS.md, "MisInfoTask, session 23")."""
+    """False: act in round 1 only (ablation)."""
+    risk_model: Path | Literal["shipped"] | None = "shipped"
+    """The message risk model: `shipped` (fitted on the tasks written for misguard; its card
+    is in docs/argus.md), a file from `misguard defenses fit-risk`, or None for none (the
+    paper's ARGUS, which then needs `rectifier_llm`)."""
+
+    @field_validator("risk_model", mode="before")
+    @classmethod
+    def _no_risk_model(cls, value: Any) -> Any:
+        # `--defense-param risk_model=none` and an empty TOML string both mean "no model"
+        return None if isinstance(value, str) and value.strip().lower() in {"", "none", "null"} else value
     risk_goals: bool = True
     """With a risk model: a message whose riskiest sentence reaches the model's act
     threshold counts as deliberate, and that sentence seeds the goals when the rectifier
     infers none."""
     redact: bool = True
-    """With a risk model: sentences at or above its act threshold that are still in a
-    monitored message after the rectifier are removed, each replaced by the closest ground
-    truth when the defense has them."""
-    goal_redact: bool = False
-    """With a risk model and `redact`: also remove a sentence that restates an inferred goal
-    (cosine to it >= `goal_dedup_threshold`, the threshold that calls two goals the same)
-    and is closer to that goal than to every ground truth the defense holds. Catches the
-    paraphrases contaminated agents pass on, which the risk model scores below its act
-    threshold."""
-    risk_all_channels: bool = False
-    """With a risk model: the redaction and the risk goal seeding also run on the channels
-    localization did not pick (one embedding per sentence, no LLM call); the rectifier LLM
-    still runs on monitored channels only. Without it, round 1 (localized by topology
-    alone) delivers the hijacked agent's unmonitored messages raw, and the concluder reads them."""
-    quarantine: bool = False
-    """A sender once judged deliberate (the rectifier's `need_review`, or with a risk model a
-    sentence at its act threshold) is quarantined: its messages of later rounds are blocked
-    on every channel, and the concluder reads none of its messages, earlier rounds included.
-    The evidence comes only from the messages the defense inspects. G-Safeguard's response
-    (drop a flagged agent's messages) on ARGUS's evidence."""
-    sender_model_path: Path | None = None
-    """With `quarantine`: weights of G-Safeguard's node detector (`misguard bench
-    gsafeguard-train`, on attacked runs of tasks other than those evaluated). After each
-    round it scores every agent from what the agent wrote that round; an agent scored above
-    `sender_threshold` is quarantined too. Sender-level evidence the sentence risk model
-    lacks; needs the torch extra."""
-    sender_threshold: float = Field(0.5, ge=0.0, le=1.0)
-    """Node-detector probability above which an agent is quarantined (calibrate on runs of
-    unreported tasks: `docs/scripts/misinfotask_sender_detectors.py`)."""
-    quarantine_mean_threshold: float | None = Field(None, ge=0.0, le=1.0)
-    """With `quarantine` and a risk model: a sender whose mean sentence risk over every round so
-    far (what localization's `risk_memory="mean"` reads) is above it is quarantined too, at the
-    start of the next round and at conclusion. None: off. Calibrate on attack-only runs of
-    unreported tasks (`docs/scripts/misinfotask_sender_detectors.py --risk MODEL`)."""
-    rectifier_llm: bool = True
-    """False: no rectifier LLM; the risk model alone corrects (needs `risk_model_path`)."""
+    """With a risk model: sentences at or above its act threshold are removed from the
+    message (after the rectifier, if one ran), each replaced by the closest ground truth
+    when the defense has them."""
+    risk_all_channels: bool = True
+    """With a risk model: redaction and goal seeding run on every channel, not only the
+    localized ones (one embedding per sentence, no LLM call). Without it, round 1 (localized
+    by topology alone) delivers a hijacked agent's unmonitored messages unchanged."""
+    quarantine: bool = True
+    """A sender once judged deliberate (the rectifier's `need_review`, or a sentence at the
+    risk model's act threshold) is quarantined: its messages of later rounds are blocked on
+    every channel, and the concluder reads none of its messages."""
+    rectifier_llm: bool = False
+    """Run the paper's rectification agent (an LLM, `defense.rectifier_model`) on the
+    localized channels: it rewrites misinformation persuasively and infers the attacker's
+    goal. Worth it with a capable model; the local 1.5B cannot tell this misinformation
+    from the truth (docs/argus.md)."""
+    chain_of_thought: bool = True
+    """With `rectifier_llm`; False: the rectifier rewrites without the sentence-by-sentence
+    analysis (ablation)."""
+    max_tokens: int = Field(400, ge=32)
+    """With `rectifier_llm`: token limit of one rectifier answer."""
+    ground_truth: bool = False
+    """Give the defense the task's ground truths as evidence (the paper's upper bound)."""
+    use_claim_store: bool = True
+    """Ground the rectifier in the claim store when one is given."""
+    prescreen: bool = False
+    """With `rectifier_llm`: skip the rectifier on messages far from the inferred goals and
+    known false claims (and, with a risk model, below its screen threshold)."""
+    prescreen_threshold: float = Field(0.837, ge=-1.0, le=1.0)
+    """Best sentence cosine to goals/false claims below which a message counts as clean
+    (e5: keeps 95% of misinformation sentences, skips 11% of on-topic true ones)."""
 
 
 class SelfCheckSettings(Section):
@@ -185,7 +177,7 @@ class GSafeguardSettings(Section):
     """G-Safeguard: a graph attention network over per-agent utterance embeddings."""
 
     model_path: Path | None = None
-    """Trained weights (`misguard bench gsafeguard-train`); required to run the defense."""
+    """Trained weights (`misguard defenses fit-gsafeguard`); required to run the defense."""
     threshold: float = Field(0.5, ge=0.0, le=1.0)
     """Probability above which an agent is flagged and its outgoing messages dropped."""
 
@@ -216,6 +208,7 @@ class Settings(BaseSettings):
         env_ignore_empty=True,
         extra="forbid",
         validate_assignment=True,
+        use_attribute_docstrings=True,
     )
 
     llm: LLMSettings = Field(default_factory=LLMSettings)

@@ -97,3 +97,17 @@ def test_doctor_lists_a_plugin_registered_by_name():
         assert "doctor-test-detector" in result.output and "memory poisoning detector" in result.output
     finally:
         DETECTORS._entries.pop("doctor-test-detector")
+
+
+def test_run_defends_one_task_and_writes_its_event_log(tmp_path):
+    from misguard.mas import read_events
+
+    out = CliRunner().invoke(app, ["--llm", "mock", "run", "--data", "sample", "--task", "0", "--attack", "inject",
+                                   "--rounds", "2", "--events", str(tmp_path / "events.jsonl")])
+    assert out.exit_code == 0, out.output
+    assert "defense argus; attack inject" in out.output and "what argus did" in out.output
+    assert "final answer" in out.output and "hijacked by the attack: agent_" in out.output
+    log = read_events(tmp_path / "events.jsonl")
+    assert len(list(log.of_type("interception"))) >= 3  # every message checked, on every channel
+    bad = CliRunner().invoke(app, ["--llm", "mock", "run", "--data", "sample", "--task", "9"])
+    assert bad.exit_code == 2 and "not in the data" in bad.output

@@ -1,6 +1,7 @@
-"""ARGUS on the real runtime with scripted backends: goals inferred in round 1 steer round
-2's channels onto the hijacked agent's edge; the rewrite is what receivers, the concluder
-and the judges see; the pre-screen skips the LLM on clean messages; ablations switch parts off."""
+"""ARGUS as in the paper (`argus-paper`: the LLM rectifier) on the real runtime with
+scripted backends: goals inferred in round 1 steer round 2's channels onto the hijacked
+agent's edge; the rewrite is what receivers, the concluder and the judges see; the
+pre-screen skips the LLM on clean messages; ablations switch parts off."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import re
 
 from misguard.config import ArgusSettings, LLMSettings, Settings
 from misguard.defenses import ArgusDefense
+from misguard.defenses.argus import PAPER_PRESET
 from misguard.embed import get_embedder
 from misguard.llm import get_llm
 from misguard.mas import DefenseContext, MASConfig, MultiAgentSystem, RoleLLMs, Task, build_defense
@@ -46,7 +48,7 @@ def backend(**kw):
 
 def argus(llm, **params) -> ArgusDefense:
     params = {"relevance_threshold": 0.5, "goal_dedup_threshold": 0.9, **params}
-    (defense,) = build_defense("argus", DefenseContext(Settings(), {"worker": llm}, get_embedder("hashing/256")), params)
+    (defense,) = build_defense("argus-paper", DefenseContext(Settings(), {"worker": llm}, get_embedder("hashing/256")), params)
     return defense
 
 
@@ -153,9 +155,9 @@ async def test_ablations_static_localization_single_round_and_ground_truth():
     single = argus(llm, multi_round=False)
     await system(llm, single, rounds=2).run()
     assert single.monitored[1] and single.monitored[2] == []
-    grounded = ArgusDefense(llm, get_embedder("hashing/64"), ArgusSettings(ground_truth=True), ground_truths=("Water boils at about 90 C at 3000 m.",))
+    grounded = ArgusDefense(llm, get_embedder("hashing/64"), ArgusSettings(**PAPER_PRESET, ground_truth=True), ground_truths=("Water boils at about 90 C at 3000 m.",))
     assert grounded.evidence("x") == ["True: Water boils at about 90 C at 3000 m."]
-    blind = ArgusDefense(llm, get_embedder("hashing/64"), ArgusSettings(), ground_truths=("Water boils at about 90 C at 3000 m.",))
+    blind = ArgusDefense(llm, get_embedder("hashing/64"), ArgusSettings(**PAPER_PRESET), ground_truths=("Water boils at about 90 C at 3000 m.",))
     assert blind.evidence("x") == []
 
 

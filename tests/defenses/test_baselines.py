@@ -91,63 +91,7 @@ async def test_gsafeguard_trains_on_runtime_logs_flags_and_drops(tmp_path):
         assert m["delivered"] == (m["sender"] != "agent_3" or m["round"] == 1)
 
 
-@pytest.mark.parametrize("detector", [False, True])
-async def test_argus_quarantines_the_agent_the_sender_detector_flags(tmp_path, detector):
-    """With a risk model that flags nothing, only the node detector can catch agent_3: from
-    its round-1 messages, so its later messages are blocked and the concluder reads none."""
-    from misguard.defenses._risk import MessageRiskModel
-
-    llm = get_llm("mock", LLMSettings(retries=0), respond=scripted(worker=worker))
-    _, weights = await trained_gsafeguard(llm, tmp_path)
-    embedder = get_embedder("hashing/64")
-    calm = MessageRiskModel(embedder.spec, np.zeros(embedder.dim), -10.0, act_threshold=0.5, screen_threshold=0.05)
-    params = {"risk_model_path": str(calm.save(tmp_path / "risk.json")), "rectifier_llm": False,
-              "risk_all_channels": True, "quarantine": True}
-    if detector:
-        params["sender_model_path"] = str(weights)
-    (argus,) = build_defense("argus", DefenseContext(Settings(), {"worker": llm}, embedder), params)
-    result = await attacked_run(llm, [argus], point="agent_3", rounds=3)
-    # the last concluder prompt: the training runs used the same backend
-    concluder = [c[0].content for c in llm.calls if c[0].content.startswith("You are the concluder")][-1]
-    if not detector:
-        assert argus.quarantined == {} and "agent_3 ->" in concluder
-        return
-    assert argus.quarantined == {"agent_3": 1} and argus.caught_by == {"agent_3": "sender detector"}
-    hidden = [e.data["details"] for e in result.log.of_type("conclusion_review")]
-    assert hidden and all(d == {"quarantined_in_round": 1, "quarantined_by": "sender detector"} for d in hidden)
-    for m in result.log.messages(delivered_only=False):
-        assert m["delivered"] == (m["sender"] != "agent_3" or m["round"] == 1)
-    assert "agent_3 ->" not in concluder and "agent_1 ->" in concluder
-    scores = next(e for e in result.log.of_type("interceptor_round") if e.round == 2).data["sender_scores"]
-    assert max(scores["1"], key=scores["1"].get) == "agent_3"
-
-
-async def test_argus_scores_the_last_round_at_conclusion(tmp_path):
-    """One round: no later round starts, so only the conclusion-time scoring can catch agent_3;
-    its message was delivered, and the concluder does not read it."""
-    from misguard.defenses._risk import MessageRiskModel
-
-    llm = get_llm("mock", LLMSettings(retries=0), respond=scripted(worker=worker))
-    _, weights = await trained_gsafeguard(llm, tmp_path)
-    embedder = get_embedder("hashing/64")
-    calm = MessageRiskModel(embedder.spec, np.zeros(embedder.dim), -10.0, act_threshold=0.5, screen_threshold=0.05)
-    params = {"risk_model_path": str(calm.save(tmp_path / "risk.json")), "rectifier_llm": False,
-              "quarantine": True, "sender_model_path": str(weights)}
-    (argus,) = build_defense("argus", DefenseContext(Settings(), {"worker": llm}, embedder), params)
-    result = await attacked_run(llm, [argus], point="agent_3", rounds=1)
-    concluder = [c[0].content for c in llm.calls if c[0].content.startswith("You are the concluder")][-1]
-    assert argus.quarantined == {"agent_3": 1}
-    assert all(m["delivered"] for m in result.log.messages(delivered_only=False))
-    assert "agent_3 ->" not in concluder and "agent_1 ->" in concluder
-
-
-def test_argus_sender_detector_needs_quarantine(tmp_path):
-    context = DefenseContext(Settings(), {"worker": get_llm("mock")}, get_embedder("hashing/64"))
-    with pytest.raises(ConfigError, match="quarantine=true"):
-        build_defense("argus", context, {"sender_model_path": str(tmp_path / "g.pt")})
-
-
 def test_gsafeguard_without_weights_says_how_to_train():
     context = DefenseContext(Settings(), {"worker": get_llm("mock")}, get_embedder("hashing/64"))
-    with pytest.raises(ConfigError, match="gsafeguard-train"):
+    with pytest.raises(ConfigError, match="defenses fit-gsafeguard"):
         build_defense("g-safeguard", context)

@@ -9,7 +9,8 @@ from __future__ import annotations
 import pytest
 
 from misguard.attacks import AttackSpec, build_attack
-from misguard.bench.misinfotask import LLMJudge, ProxyJudge, load_tasks, sample_tasks_path
+from misguard.bench.misinfotask import LLMJudge, ProxyJudge
+from misguard.mas import load_tasks, sample_tasks_path
 from misguard.config import LLMSettings, Settings
 from misguard.embed import get_embedder
 from misguard.errors import ConfigError, MissingExtraError
@@ -68,7 +69,7 @@ async def test_shipped_task_with_argus_on_qwen_05b(tmp_path):
     embedder = get_embedder("e5")
     # Two monitored channels a round (star: the spokes' only edges carry a message every
     # round) keep the rectifier to two calls.
-    (argus,) = build_defense("argus", DefenseContext(Settings(), {"worker": llm}, embedder), {"max_tokens": 220, "top_k": 2})
+    (argus,) = build_defense("argus-paper", DefenseContext(Settings(), {"worker": llm}, embedder), {"max_tokens": 220, "top_k": 2})
     # Short answers and no tool calls keep this to about 15 model calls; the benchmark
     # exercises tools with the real model.
     config = MASConfig(topology="star", rounds=ROUNDS, max_tool_calls=0, worker_max_tokens=80,

@@ -7,7 +7,7 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from misguard.defenses import (
+from misguard.defenses.argus import (
     Localizer,
     LocalizationWeights,
     SenderRiskHistory,
@@ -91,17 +91,19 @@ def test_later_round_weights_relevance_frequency_and_topology():
 
 def test_risk_follows_the_sender_onto_edges_that_carried_nothing():
     # full topology of three: agent_3 sent a risky message to agent_1 only; it may pick
-    # agent_2 next round, so both of its edges take its risk, by delta
+    # agent_2 next round, so both of its edges take its risk (its mean sentence risk), by delta
     graph = build_graph("full", A[:3])
     e1 = np.eye(3)[0]
     traffic = Traffic([("agent_1", "agent_2"), ("agent_2", "agent_1"), ("agent_3", "agent_1")],
-                      [np.stack([e1])] * 3, [np.array([0.1]), np.array([0.2, 0.3]), np.array([0.4, 0.9])])
+                      [np.stack([e1])] * 3, [np.array([0.1]), np.array([0.2, 0.3]), np.array([0.7, 0.9])])
+    history = SenderRiskHistory()
+    history.record(1, traffic)
     weights = LocalizationWeights(0.2, 0.6, 0.2, 0.5, delta=0.6)
-    loc = Localizer(weights, top_k=2).later_round(graph, 2, traffic, None)
+    loc = Localizer(weights, top_k=2).later_round(graph, 2, traffic, None, history.mean())
     assert set(loc.channels) == {("agent_3", "agent_1"), ("agent_3", "agent_2")}
     base = Localizer(LocalizationWeights(0.2, 0.6, 0.2, 0.5), top_k=2).later_round(graph, 2, traffic, None)
     for edge, score in loc.scores.items():
-        assert score == pytest.approx(base.scores[edge] + 0.6 * {"agent_1": 0.1, "agent_2": 0.3, "agent_3": 0.9}[edge[0]])
+        assert score == pytest.approx(base.scores[edge] + 0.6 * {"agent_1": 0.1, "agent_2": 0.25, "agent_3": 0.8}[edge[0]])
 
 
 def test_localization_quality():
@@ -123,21 +125,14 @@ def test_sender_risk_history_means_every_sentence_so_far_and_rerecording_a_round
 
 
 def test_sender_risk_ranks_the_agent_that_is_risky_throughout_above_one_spike():
-    # agent_1 said one very risky sentence among harmless ones; agent_2 is risky in every sentence.
-    # The last-round maximum puts agent_1's edge first (and agent_1 -> agent_3 above agent_2 -> agent_3);
-    # the sender's mean gives agent_2 both of its edges.
+    # agent_1 said one very risky sentence among harmless ones; agent_2 is risky in every
+    # sentence: the sender's mean gives agent_2 both of its edges
     graph = build_graph("full", A[:3])
     e1 = np.eye(3)[0]
     traffic = Traffic([("agent_1", "agent_2"), ("agent_2", "agent_1")], [np.stack([e1])] * 2,
                       [np.array([0.95, 0.05, 0.0, 0.0]), np.array([0.6, 0.7])])
     weights = LocalizationWeights(0.2, 0.6, 0.2, 0.5, delta=0.6)
-    last_max = Localizer(weights, top_k=2).later_round(graph, 2, traffic, None)
-    assert last_max.channels[0] == ("agent_1", "agent_2")
-    assert last_max.scores[("agent_1", "agent_3")] > last_max.scores[("agent_2", "agent_3")]
     history = SenderRiskHistory()
     history.record(1, traffic)
     mean = Localizer(weights, top_k=2).later_round(graph, 2, traffic, None, history.mean())
     assert set(mean.channels) == {("agent_2", "agent_1"), ("agent_2", "agent_3")}
-    base = Localizer(LocalizationWeights(0.2, 0.6, 0.2, 0.5), top_k=2).later_round(graph, 2, traffic, None)
-    for edge, score in mean.scores.items():
-        assert score == pytest.approx(base.scores[edge] + 0.6 * {"agent_1": 0.25, "agent_2": 0.65, "agent_3": 0.0}[edge[0]])

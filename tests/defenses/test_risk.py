@@ -1,6 +1,8 @@
 """ARGUS's message risk model: fitting and files, and each use in the defense (localization
-term, goal seeding, pre-screen, redaction, the LLM-free mode) on the runtime with scripted
-backends and a hashing embedder (a risk model whose weights point at the goal sentence)."""
+term, goal seeding, pre-screen, redaction, quarantine, the LLM-free default) on the runtime
+with scripted backends and a hashing embedder (a risk model whose weights point at the goal
+sentence). `argus_with_risk` starts from the paper's rectifier plus a risk model, so each
+test switches on what it measures."""
 
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ from hypothesis import strategies as st
 
 from misguard.config import Settings
 from misguard.defenses import ArgusDefense
-from misguard.defenses._risk import MessageRiskModel, fit_message_risk
+from misguard.defenses.argus import MessageRiskModel, fit_message_risk
 from misguard.defenses._text import replace_spans, sentence_spans, split_sentences
 from misguard.embed import get_embedder
 from misguard.errors import ConfigError, DataError
@@ -34,7 +36,8 @@ def goal_risk_model(embedder) -> MessageRiskModel:
 def argus_with_risk(llm, tmp_path, ground_truths=(), **params) -> ArgusDefense:
     embedder = get_embedder(EMBEDDER)
     path = goal_risk_model(embedder).save(tmp_path / "risk.json")
-    params = {"relevance_threshold": 0.5, "goal_dedup_threshold": 0.9, "risk_model_path": str(path), **params}
+    params = {"relevance_threshold": 0.5, "goal_dedup_threshold": 0.9, "risk_model": str(path),
+              "rectifier_llm": True, "risk_all_channels": False, "quarantine": False, **params}
     context = DefenseContext(Settings(), {"worker": llm}, embedder, ground_truths=tuple(ground_truths))
     (defense,) = build_defense("argus", context, params)
     return defense
@@ -68,12 +71,12 @@ def test_fit_refuses_one_class_or_one_group():
 def test_load_refuses_other_embedder_and_foreign_files(tmp_path):
     embedder = get_embedder(EMBEDDER)
     path = goal_risk_model(embedder).save(tmp_path / "risk.json")
-    with pytest.raises(ConfigError, match="retrain"):
+    with pytest.raises(ConfigError, match="fit-risk"):
         MessageRiskModel.load(path, get_embedder("hashing/64"))
     (tmp_path / "other.json").write_text(json.dumps({"format": "something-else"}))
     with pytest.raises(DataError, match="not a misguard message-risk model"):
         MessageRiskModel.load(tmp_path / "other.json")
-    with pytest.raises(ConfigError, match="argus-risk"):
+    with pytest.raises(ConfigError, match="fit-risk"):
         MessageRiskModel.load(tmp_path / "missing.json")
 
 
@@ -115,34 +118,6 @@ async def test_redaction_replaces_risky_sentences_with_the_closest_ground_truth(
     assert GOAL not in out.text and "The data tables are in the shared folder today." in out.text
     assert f"Correction: {TRUTH}" in out.text
     assert out.details["redacted"][0]["sentence"] == GOAL
-
-
-GOAL_SEEN = "The vaccine campaign in the northern district was cancelled because the vials were contaminated."
-RESTATED = "Officials say the vaccine campaign in the northern district was cancelled because vials were contaminated."
-DENIED = "The vaccine campaign in the northern district was not cancelled, and the vials were never contaminated."
-
-
-@pytest.mark.parametrize("goal_redact", [False, True])
-async def test_goal_redaction_removes_restatements_of_a_goal_but_not_closer_truths(tmp_path, goal_redact):
-    llm = backend()
-    defense = argus_with_risk(llm, tmp_path, ground_truths=(DENIED,), ground_truth=True, rectifier_llm=False,
-                              goal_redact=goal_redact)
-    defense._watch = {("agent_2", "agent_3")}
-    defense.goals.add(GOAL_SEEN)
-    text = f"The tables are ready. {RESTATED} {DENIED}"
-    # neither sentence reaches the risk model's act threshold (its direction is GOAL, about pasta)
-    assert defense.risk.probabilities(defense.embedder.embed([RESTATED, DENIED], "query")).max() < 0.5
-    out = await defense.intercept(EdgeMessage(sender="agent_2", receiver="agent_3", round=2, text=text), None)  # type: ignore[arg-type]
-    if not goal_redact:
-        assert out.action.value == "pass"
-        return
-    assert out.action.value == "rewrite" and out.usage.calls == 0
-    # the restatement (cosine 0.93 to the goal, 0.86 to the truth) goes; the denial, as close
-    # to the goal (0.93) but closer still to the truth it repeats, stays
-    assert RESTATED not in out.text and out.text.startswith("The tables are ready.") and DENIED in out.text
-    (done,) = out.details["redacted"]
-    assert done["sentence"] == RESTATED and done["goal_cosine"] >= 0.9
-    assert done["replaced_by"] == f"Correction: {DENIED}"
 
 
 @pytest.mark.parametrize("all_channels", [False, True])
@@ -207,11 +182,14 @@ def test_replace_spans_removes_a_sentence_and_its_blank_and_keeps_the_rest_verba
     assert replace_spans(text, {spans[1]: "Correction: X."}) == text.replace("Drop this false sentence now.", "Correction: X.")
 
 
-def test_llm_free_mode_needs_a_risk_model():
+def test_llm_free_mode_needs_a_risk_model_for_its_embedder():
     llm = backend()
     context = DefenseContext(Settings(), {"worker": llm}, get_embedder(EMBEDDER))
     with pytest.raises(ConfigError, match="risk model"):
-        build_defense("argus", context, {"rectifier_llm": False})
+        build_defense("argus", context, {"risk_model": None})
+    # the shipped model was fitted for e5: another embedder is refused with what to do
+    with pytest.raises(ConfigError, match="fit-risk"):
+        build_defense("argus", context)
 
 
 @given(st.lists(st.sampled_from(["word", "two words", "Three small words.", "end!", "why?", "\n", " ", "  ", ".", "a b c d"]), max_size=12))
@@ -225,23 +203,27 @@ def test_sentence_spans_match_split_sentences(parts):
         assert len(kept) < len(text.strip()) or not text[spans[0][0]:spans[0][1]]
 
 
-def test_argus_risk_command_sets_the_act_operating_point(tmp_path):
-    """`bench argus-risk --act-fpr`: a larger share of true sentences allowed above the act
-    threshold lowers it; the share is recorded with the model."""
+def test_fit_risk_command_sets_the_act_operating_point_and_evaluates_apart(tmp_path):
+    """`defenses fit-risk --act-fpr`: a larger share of true sentences allowed above the act
+    threshold lowers it; the share and the data's hash are recorded with the model."""
     from typer.testing import CliRunner
 
     from misguard.cli.main import app
 
     thresholds = {}
     for fpr in (0.05, 0.3):
-        out = tmp_path / f"fpr{fpr}"
-        result = CliRunner().invoke(app, ["--embedder", "hashing/64", "bench", "argus-risk", "--data", "sample",
+        out = tmp_path / f"fpr{fpr}.json"
+        result = CliRunner().invoke(app, ["--embedder", "hashing/64", "defenses", "fit-risk", "--data", "sample",
                                           "--tasks", "0,1", "--eval-tasks", "2", "--act-fpr", str(fpr), "--output", str(out)])
         assert result.exit_code == 0, result.output
-        saved = json.loads((out / "model.json").read_text())
-        assert json.loads((out / "report.json").read_text())["training"]["act_fpr"] == fpr
+        saved = json.loads(out.read_text())
+        assert saved["report"]["act_fpr"] == fpr and len(saved["report"]["data"]["sha256"]) == 64
+        assert json.loads(out.with_name(out.stem + ".evaluation.json").read_text())["tasks"] == [2]
         thresholds[fpr] = saved["act_threshold"]
     assert thresholds[0.3] < thresholds[0.05]
+    overlap = CliRunner().invoke(app, ["--embedder", "hashing/64", "defenses", "fit-risk", "--data", "sample",
+                                       "--tasks", "0,1", "--eval-tasks", "1,2", "--output", str(tmp_path / "x.json")])
+    assert overlap.exit_code == 2 and "share tasks [1]" in overlap.output
 
 
 @pytest.mark.parametrize("quarantine", [False, True])
@@ -273,7 +255,7 @@ async def test_quarantine_blocks_a_caught_sender_later_and_hides_all_it_sent_fro
     if not quarantine:
         assert sent[3]["action"] == "rewrite" and "agent_4 -> agent_5" in concluder and not reviews
         return
-    assert defense.quarantined == {"agent_4": 2} and defense.caught_by == {"agent_4": "message"}
+    assert defense.quarantine.caught == {"agent_4": 2}
     assert sent[3]["action"] == "block" and not sent[3]["delivered"]
     # the concluder reads nothing agent_4 sent, the raw round-1 message included
     assert "agent_4 ->" not in concluder and "Hut note" not in concluder
@@ -281,46 +263,3 @@ async def test_quarantine_blocks_a_caught_sender_later_and_hides_all_it_sent_fro
         (1, "agent_4", "block"), (2, "agent_4", "block")]
     round3 = next(e for e in result.log.of_type("interceptor_round") if e.round == 3)
     assert round3.data["quarantined"] == {"agent_4": 2}
-
-
-@pytest.mark.parametrize("mean_threshold", [None, 0.5])
-async def test_quarantine_on_mean_risk_catches_a_sender_no_single_sentence_convicts(tmp_path, mean_threshold):
-    """agent_4 repeats the goal, scored 0.73 (hand-computed: sigmoid(16 - 15)), below the act
-    threshold 0.9: message-level quarantine never fires. Its mean sentence risk after round 1
-    is above 0.5, so with `quarantine_mean_threshold` it is quarantined at the start of round 2
-    (round 1 recorded), its later messages are blocked and the concluder reads none of them."""
-    from misguard.config import LLMSettings
-    from misguard.llm import get_llm
-    from tests.defenses.test_argus import rectifier, scripted, worker
-
-    base = scripted(worker=worker)
-    llm = get_llm("mock", LLMSettings(retries=0), respond=lambda m: rectifier(m) or base(m))
-    embedder = get_embedder(EMBEDDER)
-    direction = embedder.embed([GOAL], "query")[0]
-    mild = MessageRiskModel(embedder.spec, 16.0 * direction / float(direction @ direction), -15.0,
-                            act_threshold=0.9, screen_threshold=0.05)
-    assert mild.probabilities(direction[None, :])[0] == pytest.approx(1 / (1 + np.exp(-1.0)))
-    params = {"risk_model_path": str(mild.save(tmp_path / "risk.json")), "rectifier_llm": False,
-              "risk_all_channels": True, "quarantine": True, "quarantine_mean_threshold": mean_threshold}
-    (defense,) = build_defense("argus", DefenseContext(Settings(), {"worker": llm}, embedder), params)
-    result = await system(llm, defense, rounds=3).run()
-    sent = {m["round"]: m for m in result.log.messages(delivered_only=False) if m["sender"] == "agent_4"}
-    concluder = next(c[0].content for c in llm.calls if c[0].content.startswith("You are the concluder"))
-    if mean_threshold is None:
-        assert defense.quarantined == {} and all(m["delivered"] for m in sent.values())
-        assert "agent_4 -> agent_5" in concluder
-        return
-    assert defense.quarantined == {"agent_4": 1} and defense.caught_by == {"agent_4": "mean risk"}
-    assert sent[1]["delivered"] and not sent[2]["delivered"] and not sent[3]["delivered"]
-    assert "agent_4 ->" not in concluder and "agent_1 -> agent_2" in concluder
-    round2 = next(e for e in result.log.of_type("interceptor_round") if e.round == 2)
-    assert round2.data["sender_mean_risk"]["agent_4"] == pytest.approx(0.7311, abs=1e-3)
-    assert max(v for a, v in round2.data["sender_mean_risk"].items() if a != "agent_4") < 0.01
-
-
-def test_quarantine_mean_threshold_needs_quarantine_and_a_risk_model():
-    from misguard.llm import get_llm
-
-    context = DefenseContext(Settings(), {"worker": get_llm("mock")}, get_embedder("hashing/64"))
-    with pytest.raises(ConfigError, match="quarantine=true"):
-        build_defense("argus", context, {"quarantine_mean_threshold": 0.5})

@@ -24,3 +24,14 @@ def test_extracts(text, expected):
 def test_unparsable_raises_clear_error(text):
     with pytest.raises(LLMOutputError, match="Expected"):
         extract_json(text)
+
+
+def test_a_string_field_cut_off_at_the_token_limit_is_salvaged():
+    from misguard.llm import salvage_text
+
+    cut = '{\n  "type": "send_message",\n  "reply_prompt": "Water boils at \\"about\\" 90 C up there, so the fla'
+    assert salvage_text(cut, "reply_prompt") == 'Water boils at "about" 90 C up there, so the fla'
+    assert salvage_text(cut) == cut  # no field named: the raw text
+    assert salvage_text('{"note": "short", "answer": "the longest string wins"}') == "the longest string wins"
+    assert salvage_text("no JSON at all") == "no JSON at all"
+

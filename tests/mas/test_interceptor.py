@@ -194,15 +194,16 @@ async def test_messages_keep_send_order_however_long_the_defense_takes():
 
 def test_defense_registry_walk():
     """Every registered defense resolves its typed parameters and builds interceptors from a
-    context, or says what it still needs (G-Safeguard: trained weights)."""
-    assert {"none", "argus", "self-check", "g-safeguard"} <= set(DEFENSES.names())  # plug-ins discovered
-    context = DefenseContext(Settings(), {"worker": get_llm("mock")}, get_embedder("hashing/64"))
+    context (the default embedder: ARGUS's shipped risk model is e5's), or says what it still
+    needs (G-Safeguard: trained weights)."""
+    assert {"none", "argus", "argus-paper", "self-check", "g-safeguard"} <= set(DEFENSES.names())  # plug-ins discovered
+    context = DefenseContext(Settings(), {"worker": get_llm("mock")}, get_embedder("e5"))
     for entry in DEFENSES:
-        assert "description" in entry.metadata and "settings_key" in entry.metadata, entry.name
+        assert {"description", "settings_key", "needs_llm"} <= set(entry.metadata), entry.name
         try:
             interceptors = build_defense(entry.name, context)
         except ConfigError as exc:
-            assert entry.name == "g-safeguard" and "gsafeguard-train" in str(exc)
+            assert entry.name == "g-safeguard" and "defenses fit-gsafeguard" in str(exc)
             continue
         assert all(isinstance(i, Interceptor) for i in interceptors), entry.name
         assert all(i.describe()["name"] for i in interceptors)
@@ -218,6 +219,21 @@ def test_defense_params_are_typed_and_validated():
         defense_params("argus", Settings(), {"nonsense": 1})
     with pytest.raises(ConfigError, match="takes no parameters"):
         defense_params("none", Settings(), {"alpha": 1})
+
+
+def test_a_preset_changes_the_defaults_and_what_the_user_set_still_wins(tmp_path):
+    from misguard.config import load_settings
+
+    recommended = defense_params("argus", Settings())
+    assert recommended.risk_model == "shipped" and recommended.quarantine and not recommended.rectifier_llm
+    paper = defense_params("argus-paper", Settings())
+    assert paper.risk_model is None and paper.rectifier_llm and not paper.quarantine and not paper.risk_all_channels
+    assert paper.alpha == recommended.alpha  # what the preset does not name keeps its default
+    # a settings file value beats the preset, an override beats both
+    (tmp_path / "misguard.toml").write_text("[defense.argus]\nquarantine = true\nalpha = 0.3\n")
+    settings = load_settings(tmp_path / "misguard.toml")
+    paper = defense_params("argus-paper", settings, {"alpha": 0.4})
+    assert paper.quarantine and paper.rectifier_llm and paper.alpha == 0.4
 
 
 async def test_view_log_is_read_only_and_start_round_reports_are_logged():

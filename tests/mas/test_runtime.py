@@ -91,35 +91,6 @@ async def test_one_inbound_message_per_round_fifo_and_empty_queue_opens_a_conver
     assert result.log.messages(1)[0]["receiver"] == "agent_2"
 
 
-@pytest.mark.parametrize("reasks", [0, 1])
-async def test_a_copied_message_is_asked_again_when_repeat_reasks_is_set(reasks):
-    # Chain a1 -> a2 -> a3: a2 forwards what it received word for word, unless told it repeated.
-    def worker(agent, neighbours, prompt):
-        inbound = re.search(r"New message from \S+: (.*)", prompt)
-        if agent == "agent_1" or inbound is None:
-            text = f"{agent} findings"
-        elif "repeated a message word for word" in prompt:
-            text = f"{agent} own reply"
-        else:
-            text = inbound.group(1)
-        return json.dumps({"type": "send_message", "reply_prompt": text, "sending_target": neighbours[0]})
-
-    llm = mock(scripted(worker=worker))
-    config = MASConfig(topology="chain", rounds=2, repeat_reasks=reasks)
-    result = await MultiAgentSystem(make_task(3), RoleLLMs(worker=llm), config).run()
-    a2_round2 = next(m for m in result.log.messages(2) if m["sender"] == "agent_2")
-    reasked = [e for e in result.log.of_type("fallback") if e.data["kind"] == "repeat_reask"]
-    a1_round2 = next(m for m in result.log.messages(2) if m["sender"] == "agent_1")
-    if reasks:
-        assert a2_round2["text"] == "agent_2 own reply"
-        # agent_3 copied agent_2's round-1 message; agent_1 repeats its own round-1 message even
-        # when asked again: one re-ask, then it is sent
-        assert sorted((e.round, e.data["agent"]) for e in reasked) == [(2, "agent_1"), (2, "agent_2"), (2, "agent_3")]
-        assert a1_round2["text"] == "agent_1 findings"
-    else:
-        assert a2_round2["text"] == "agent_1 findings" and not reasked
-
-
 async def test_invalid_target_is_replaced_by_a_neighbour_and_logged():
     def worker(agent, neighbours, prompt):
         return json.dumps({"type": "send_message", "reply_prompt": "hi", "sending_target": "agent_99"})
@@ -249,11 +220,3 @@ async def test_json_with_invented_keys_is_salvaged_and_missing_type_inferred():
     assert texts == {"agent_1": "The claim does not hold.", "agent_2": "inferred send", "agent_3": "inferred send"}
     kinds = [e.data for e in result.log.of_type("fallback")]
     assert [k["agent"] for k in kinds if k["kind"] == "parse_fallback"] == ["agent_1"]
-
-
-def test_an_action_cut_off_at_the_token_limit_still_delivers_its_message():
-    from misguard.mas._runtime import _salvage_message
-
-    cut = '{\n  "type": "send_message",\n  "reply_prompt": "Water boils at \\"about\\" 90 C up there, so the fla'
-    assert _salvage_message(cut) == 'Water boils at "about" 90 C up there, so the fla'
-    assert _salvage_message("no JSON at all") == "no JSON at all"

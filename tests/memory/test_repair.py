@@ -178,22 +178,6 @@ def test_guard_isolate_mode_quarantines_only_flagged(tmp_path) -> None:
             MemoryGuard(repair="rewrite-everything")  # type: ignore[arg-type]
 
 
-def test_screen_isolates_flagged_new_records_only(tmp_path) -> None:
-    with open_store(tmp_path / "w.db") as store:
-        memory = SharedMemory(store)
-        good = _agreeing("E", 12)
-        old_bad, new_bad = _note("W", "a5", 12.0, 0.95), _note("W", "a6", 20.0, 0.95)
-        memory.write(good + [old_bad, new_bad])
-        guard = MemoryGuard(threshold=0.5, key_block=memory.featurizer.slices()["state"])  # a propagation guard
-        arr, scores, plan, _ = guard.screen(store, since=20.0)
-        p = dict(zip(arr.ids, scores.p_poison))
-        assert p[old_bad.id] >= 0.5 and p[new_bad.id] >= 0.5  # both flagged ...
-        assert store.status(new_bad.id) == "quarantined" and store.status(old_bad.id) == "active"  # ... only the new one screened
-        assert {e.action for e in store.audit_log()} == {"quarantine"} and len(store.audit_log()) == 1
-        guard.guard_store(store)  # the periodic pass takes the older one
-        assert store.status(old_bad.id) == "quarantined"
-
-
 @pytest.mark.slow
 def test_shared_memory_with_e5() -> None:
     """The real multilingual-e5 embedder behind SharedMemory (small: e5 runs ~50 texts/s here)."""

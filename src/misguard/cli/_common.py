@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, TypeVar
 
 import typer
@@ -11,9 +12,16 @@ from rich.console import Console
 from rich.markup import escape
 
 from ..config import Settings, load_settings
-from ..errors import MisguardError
+from ..errors import ConfigError, MisguardError
 
 console = Console()
+
+#: `misguard --help` groups the commands by the job they serve.
+CLAIM_GUARD = "Claim guard: texts, pages and the web service"
+MULTI_AGENT = "Multi-agent systems: ARGUS and the baselines"
+MEMORY = "Shared agent memory"
+SETUP = "Setup and models"
+MEASURE = "Measure: benchmarks and their runs"
 err_console = Console(stderr=True, soft_wrap=True)
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -44,3 +52,27 @@ def friendly_errors(fn: F) -> F:
             raise typer.Exit(2) from None
 
     return wrapper  # type: ignore[return-value]
+
+
+def task_file(settings: Settings, data: str | None) -> tuple[Path, list[Any]]:
+    """The task file `--data` names (`sample`: the tasks that ship with misguard; no
+    `--data`: `<data_dir>/misinfotask/MisinfoTask.json` when `data_dir` is set) and its tasks."""
+    from ..mas import load_tasks, sample_tasks_path
+
+    if data == "sample":
+        path = sample_tasks_path()
+    elif data:
+        path = Path(data)
+    elif settings.data_dir is not None:
+        path = settings.data_dir / "misinfotask" / "MisinfoTask.json"
+    else:
+        raise ConfigError("which tasks? pass --data PATH (a task file) or --data sample")
+    return path, load_tasks(path)
+
+
+def select_tasks(records: list[Any], selection: str | None) -> list[Any]:
+    """The tasks a `--tasks`-style selection ("0-29", "1,2,5", None: all) names, in file order."""
+    from ..mas import parse_task_selection
+
+    chosen = set(parse_task_selection(selection, [t.id for t in records]))
+    return [t for t in records if t.id in chosen]

@@ -13,15 +13,13 @@ from rich.table import Table
 from ..embed import get_embedder
 from ..errors import MisguardError
 from ..llm import get_llm
-from ._common import console, friendly_errors, settings_from
+from ._common import SETUP, console, friendly_errors, settings_from
 from .demo import section_names
 
 
 def register(app: typer.Typer) -> None:
-    app.command()(doctor)
-    app.command()(chat)
-    app.command()(embed)
-    app.command()(demo)
+    for command in (doctor, demo, chat, embed):
+        app.command(rich_help_panel=SETUP)(command)
 
 
 def _probe(label: str, build) -> tuple[str, str, str]:

@@ -7,17 +7,17 @@ from typing import Annotated, Optional
 
 import typer
 
-from ._common import console, friendly_errors, settings_from
+from ._common import MEASURE, console, friendly_errors, settings_from
 
 bench_app = typer.Typer(help="Benchmarks: each writes a run log, then prints its tables.", no_args_is_help=True)
 
 
 def register(app: typer.Typer) -> None:
     """Other modules add `misguard bench NAME` commands with `@bench_app.command("NAME")`."""
-    app.add_typer(bench_app, name="bench")
+    app.add_typer(bench_app, name="bench", rich_help_panel=MEASURE)
 
 
-@bench_app.command("backends")
+@bench_app.command("backends", hidden=True)
 @friendly_errors
 def backends(
     ctx: typer.Context,

@@ -12,7 +12,7 @@ from rich.table import Table
 
 from ..config import Settings
 from ..errors import ConfigError, DataError
-from ._common import console, friendly_errors, settings_from
+from ._common import CLAIM_GUARD, console, friendly_errors, settings_from
 from .bench import bench_app
 
 claims_app = typer.Typer(help="Manage a store of fact-checked claims.", no_args_is_help=True)
@@ -21,8 +21,8 @@ DbOption = Annotated[Path, typer.Option("--db", help="Claim store directory.")]
 
 
 def register(app: typer.Typer) -> None:
-    app.add_typer(claims_app, name="claims")
-    app.command("check")(check)
+    app.command("check", rich_help_panel=CLAIM_GUARD)(check)
+    app.add_typer(claims_app, name="claims", rich_help_panel=CLAIM_GUARD)
 
 
 def _store(settings: Settings, db: Path, *, create: bool = False):

@@ -19,8 +19,7 @@ from ..errors import ConfigError
 #: `demo_<name>` suffix).
 SECTIONS: list[tuple[str, str]] = [
     ("Backends: multilingual embeddings and a local LLM", "misguard.cli.demo_backends"),
-    # The attacked multi-agent run (demo_mas's scene) is the first half of the ARGUS section.
-    ("ARGUS defense: localization and rectification, with and without", "misguard.cli.demo_argus"),
+    ("ARGUS: a multi-agent system under prompt injection, with and without the defense", "misguard.cli.demo_argus"),
     ("Shared memory: poisoning detection and repair", "misguard.cli.demo_memory"),
     ("Claim guard: multilingual retrieval-augmented misinformation detection", "misguard.cli.demo_claims"),
     ("Web service: the claim guard over HTTP (what the browser extension calls)", "misguard.cli.demo_service"),

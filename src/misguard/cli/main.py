@@ -16,6 +16,7 @@ app = typer.Typer(
     help="Find and correct misinformation in LLM multi-agent systems and on the web.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
+    rich_markup_mode="markdown",
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 
@@ -43,7 +44,8 @@ def _global(
 
 
 #: Modules with a `register(app)` function; each concern adds its commands in its own module.
-COMMAND_MODULES = ["basics", "models", "bench", "mas", "claims", "memory", "serve"]
+#: `--help` lists them in this order: the user's jobs first, then measuring.
+COMMAND_MODULES = ["claims", "serve", "mas", "defenses", "memory", "models", "basics", "bench", "runs"]
 
 
 def _register() -> None:

@@ -1,5 +1,5 @@
 """`misguard bench misinfotask` (the ARGUS setting on MisInfoTask), its comparison report,
-the ARGUS localization speed bench, threshold calibration, the risk model and G-Safeguard training.
+the ARGUS localization speed bench, and the per-message defense probe.
 
 Attack, defense and topology choices come from their registries, so a newly registered
 plug-in appears here without editing this file.
@@ -18,7 +18,7 @@ from pydantic import ValidationError
 from ..attacks import ATTACKS
 from ..errors import ConfigError
 from ..mas import DEFENSES, TOPOLOGIES
-from ._common import console, friendly_errors, settings_from
+from ._common import MULTI_AGENT, console, friendly_errors, select_tasks, settings_from, task_file
 from .bench import bench_app
 
 
@@ -38,7 +38,7 @@ class Executor(str, Enum):
 
 
 #: Options shared by the sweep commands.
-DataOption = Annotated[Optional[str], typer.Option("--data", help="MisinfoTask.json path, or `sample` for the shipped tasks (default <data_dir>/misinfotask/MisinfoTask.json, else ../shared/data/...).")]
+DataOption = Annotated[Optional[str], typer.Option("--data", help="Task file (MisInfoTask format), or `sample` for the tasks that ship with misguard (default: <data_dir>/misinfotask/MisinfoTask.json).")]
 ModelOption = Annotated[Optional[str], typer.Option("--model", help="LLM spec of the agents (default: --llm); the LLM judge uses --llm.")]
 RectifierOption = Annotated[Optional[str], typer.Option("--rectifier-model", help="LLM spec of the ARGUS rectifier (default: defense.rectifier_model, else the agents' model).")]
 RoundsOption = Annotated[int, typer.Option("--rounds", min=1, help="Rounds of collaboration (paper: 5).")]
@@ -50,7 +50,8 @@ ExecutorOption = Annotated[Executor, typer.Option("--executor", help="asyncio (i
 
 
 def register(app: typer.Typer) -> None:
-    """The commands are added to `bench_app` at import time (see below)."""
+    """`misguard run`; the bench commands are added to `bench_app` at import time (below)."""
+    app.command("run", rich_help_panel=MULTI_AGENT)(run)
 
 
 def parse_params(pairs: list[str], option: str = "--defense-param") -> dict[str, Any]:
@@ -66,6 +67,67 @@ def parse_params(pairs: list[str], option: str = "--defense-param") -> dict[str,
         except json.JSONDecodeError:
             out[key.strip()] = value
     return out
+
+
+@friendly_errors
+def run(
+    ctx: typer.Context,
+    data: Annotated[str, typer.Option("--data", help="Task file (MisInfoTask format: docs/argus.md), or `sample`.")],
+    task: Annotated[int, typer.Option("--task", help="The task's id in the file.")],
+    defense: Annotated[DefenseName, typer.Option(help="Defense by registry name (`misguard defenses list`).")] = DefenseName("argus"),  # type: ignore[valid-type]
+    defense_param: Annotated[Optional[list[str]], typer.Option(help="KEY=VALUE overriding the defense's settings (`misguard defenses show NAME`), repeatable.")] = None,
+    attack: Annotated[AttackName, typer.Option(help="An attack to run against the system (uses the task's misinformation), or none.")] = AttackName("none"),  # type: ignore[valid-type]
+    point: Annotated[str, typer.Option(help="Where the attack lands: random, most_central, all, or an agent id.")] = "most_central",
+    topology: Annotated[TopologyName, typer.Option(help="Communication graph (`self`: the planner decides).")] = TopologyName("star"),  # type: ignore[valid-type]
+    rounds: RoundsOption = 3,
+    mas_param: MasParamOption = None,
+    events: Annotated[Optional[Path], typer.Option(help="Write the run's event log (JSONL) here.")] = None,
+) -> None:
+    """Run a multi-agent system on one task under a defense (and, to see it work, an attack):
+    the agents' model is `--llm`; prints what the defense did and the final answer."""
+    import asyncio
+
+    from ..attacks import AttackSpec, build_attack
+    from ..embed import get_embedder
+    from ..llm import get_llm
+    from ..mas import DefenseContext, MASConfig, MultiAgentSystem, RoleLLMs, build_defense
+    from ._show import show_defense
+
+    settings = settings_from(ctx)
+    _, records = task_file(settings, data)
+    (chosen,) = select_tasks(records, str(task))
+    llm = get_llm(None, settings.llm)
+    rectifier = get_llm(settings.defense.rectifier_model, settings.llm) if settings.defense.rectifier_model else llm
+    context = DefenseContext(settings, {"worker": llm, "rectifier": rectifier}, get_embedder(None, settings.embed))
+    interceptors = build_defense(_value(defense), context, parse_params(defense_param or []))
+    try:
+        config = MASConfig(topology=_value(topology), rounds=rounds, seed=settings.seed,
+                           **parse_params(mas_param or [], "--mas-param"))
+    except ValidationError as exc:
+        raise ConfigError(f"bad --mas-param: {exc.errors()[0]['loc'][0]}: {exc.errors()[0]['msg']}") from None
+    system = MultiAgentSystem(chosen.runtime_task(), RoleLLMs(worker=llm), config, interceptors=interceptors)
+
+    async def go() -> tuple[Any, list[str]]:
+        await system.plan()
+        hijacked: list[str] = []
+        if _value(attack) != "none":
+            spec = AttackSpec(chosen.misinfo_goal, chosen.misinfo_argument, point=point, seed=settings.seed,
+                              embedder=context.embedder)
+            built = build_attack(_value(attack), spec)
+            hijacked = list(built.apply(system)["targets"]) if built is not None else []
+        return await system.run(), hijacked
+
+    console.print(f"task {chosen.id}: {chosen.name} ({chosen.agent_num} agents, {_value(topology)}, {rounds} rounds, "
+                  f"agents on {llm.spec}); defense {_value(defense)}; attack {_value(attack)}", highlight=False)
+    result, hijacked = asyncio.run(go())
+    if hijacked:
+        console.print(f"hijacked by the attack: {', '.join(hijacked)}", highlight=False)
+    console.print(f"[bold]what {_value(defense)} did[/]")
+    show_defense(result, hijacked, console)
+    console.print(f"[bold]final answer[/]: {result.answer}", highlight=False)
+    if events is not None:
+        result.log.dump(events)
+        console.print(f"event log: {events}")
 
 
 @bench_app.command("misinfotask")
@@ -92,7 +154,7 @@ def misinfotask(
     from ..bench.misinfotask import results_table, run_sweep, write_reports
 
     settings = settings_from(ctx)
-    path, records = _records(settings, data)
+    path, records = task_file(settings, data)
     config = _sweep_config(
         path, records, tasks, seeds, model=model or settings.llm.model, attack=_value(attack), defense=_value(defense),
         defense_params=parse_params(defense_param or []), rectifier_model=rectifier_model, claims_db=claims_db,
@@ -111,25 +173,10 @@ def misinfotask(
     )
 
 
-def _records(settings: Any, data: str | None) -> tuple[Path, list[Any]]:
-    """The MisInfoTask file `--data` names (or the default path) and its tasks."""
-    from ..bench.misinfotask import default_dataset_path, load_tasks, sample_tasks_path
-
-    path = sample_tasks_path() if data == "sample" else Path(data) if data else default_dataset_path(settings.data_dir)
-    return path, load_tasks(path)
-
-
-def _select(records: list[Any], tasks: str) -> list[Any]:
-    """The tasks a `--tasks`-style selection ("0-29", "1,2,5") names, in file order."""
-    from ..bench.misinfotask import parse_task_selection
-
-    chosen = set(parse_task_selection(tasks, [t.id for t in records]))
-    return [t for t in records if t.id in chosen]
-
-
 def _sweep_config(path: Path, records: list[Any], tasks: str | None, seeds: str, **fields: Any) -> Any:
     """A validated SweepConfig (bad options become one ConfigError line)."""
-    from ..bench.misinfotask import SweepConfig, parse_seeds, parse_task_selection
+    from ..bench.misinfotask import SweepConfig
+    from ..mas import parse_seeds, parse_task_selection
 
     try:
         return SweepConfig(
@@ -166,7 +213,7 @@ def misinfotask_grid(
     from ..bench.misinfotask import Components, run_sweep, write_comparison, write_reports
 
     settings = settings_from(ctx)
-    path, records = _records(settings, data)
+    path, records = task_file(settings, data)
     split = lambda text: [x.strip() for x in text.split(",") if x.strip()]  # noqa: E731
     configs = [
         _sweep_config(
@@ -188,54 +235,6 @@ def misinfotask_grid(
     console.print((output / "report" / "table1.md").read_text(), highlight=False, markup=False)
 
 
-@bench_app.command("misinfotask-report")
-@friendly_errors
-def misinfotask_report(
-    ctx: typer.Context,
-    runs: Annotated[list[Path], typer.Argument(help="Output directories of `bench misinfotask` sweeps (one per attack x defense).")],
-    output: Annotated[Path, typer.Option(help="Where table1.md, comparison.json and mt_curves.png go.")] = Path("runs/misinfotask-report"),
-) -> None:
-    """The paper's Table 1 layout, the ablation rows and MT change with paired bootstrap
-    intervals, localization precision/recall, cost per defense, and one MT-per-round plot."""
-    from ..bench.misinfotask import write_comparison
-
-    for run in runs:
-        if not (run / "runlog.jsonl").is_file():
-            raise ConfigError(f"{run} has no runlog.jsonl; pass directories written by `bench misinfotask`")
-    settings = settings_from(ctx)
-    write_comparison(runs, output, seed=settings.seed)
-    console.print((output / "table1.md").read_text(), highlight=False, markup=False)
-    console.print(f"written: {output}/table1.md, comparison.json, mt_curves.png")
-
-
-@bench_app.command("misinfotask-rejudge")
-@friendly_errors
-def misinfotask_rejudge(
-    ctx: typer.Context,
-    run: Annotated[Path, typer.Argument(help="Output directory of a `bench misinfotask` sweep.")],
-    output: Annotated[Path, typer.Option(help="New sweep directory for the re-judged runs (rerun to resume).")],
-    data: Annotated[Optional[str], typer.Option(help="MisinfoTask.json path (default: the sweep's own --data).")] = None,
-    judge_rounds: Annotated[bool, typer.Option(help="Also re-score each round's messages (one call per round).")] = True,
-) -> None:
-    """Judge a finished sweep again with the `--llm` model (e.g. a larger pack or an
-    OpenAI-compatible URL) without rerunning the agents; `misinfotask-report` reads the result."""
-    from ..bench.misinfotask import load_tasks, rejudge_sweep, write_reports
-    from ..llm import get_llm
-    from ..runlog import read_runlog
-
-    if not (run / "runlog.jsonl").is_file():
-        raise ConfigError(f"{run} has no runlog.jsonl; pass a directory written by `bench misinfotask`")
-    settings = settings_from(ctx)
-    header, _ = read_runlog(run / "runlog.jsonl")
-    path = Path(data or header.params.get("identity", {}).get("data", ""))
-    if not path.is_file():
-        raise ConfigError(f"MisInfoTask file {path} not found; pass --data PATH")
-    log = rejudge_sweep(settings, run, output, load_tasks(path), get_llm(None, settings.llm), judge_rounds=judge_rounds)
-    log.close()
-    summary = write_reports(output, seed=settings.seed)
-    console.print(f"re-judged {summary['runs']} runs with llm:{settings.llm.model}: {output}/results.md")
-
-
 @bench_app.command("misinfotask-judge-check")
 @friendly_errors
 def misinfotask_judge_check(
@@ -250,8 +249,8 @@ def misinfotask_judge_check(
     from ..llm import get_llm
 
     settings = settings_from(ctx)
-    _, records = _records(settings, data)
-    summary = check_judge(settings, _select(records, tasks), get_llm(None, settings.llm), output)
+    _, records = task_file(settings, data)
+    summary = check_judge(settings, select_tasks(records, tasks), get_llm(None, settings.llm), output)
     text = check_markdown(summary, f"llm:{settings.llm.model}")
     (output / "check.json").write_text(json.dumps(summary, indent=2))
     (output / "check.md").write_text(text)
@@ -259,81 +258,21 @@ def misinfotask_judge_check(
     console.print(f"written: {output}/check.md, check.json")
 
 
-@bench_app.command("localization")
+@bench_app.command("localization", hidden=True)
 @friendly_errors
 def localization(
     ctx: typer.Context,
     agents: Annotated[int, typer.Option(min=3, help="Agents in the random graph.")] = 2000,
     degree: Annotated[int, typer.Option(min=1, help="Out-neighbours per agent.")] = 10,
     repeats: Annotated[int, typer.Option(min=1, help="Repetitions; medians are reported.")] = 3,
+    defense: Annotated[str, typer.Option(help="An ARGUS preset: argus or argus-paper.")] = "argus",
     output: Annotated[Path, typer.Option(help="Directory for the run log and summary.")] = Path("runs/bench-localization"),
 ) -> None:
     """Seconds per round of ARGUS's channel localization: round 1 and a later round with goals and traffic."""
     from ..bench.misinfotask._localization import run_localization_bench
 
-    run_localization_bench(settings_from(ctx), output, agents=agents, degree=degree, repeats=repeats, console=console)
-
-
-@bench_app.command("argus-calibrate")
-@friendly_errors
-def argus_calibrate(
-    ctx: typer.Context,
-    data: DataOption = None,
-    tasks: Annotated[str, typer.Option(help="Task ids to calibrate on: keep them apart from the evaluated tasks.")] = "60-107",
-    output: Annotated[Path, typer.Option(help="Where calibration.json goes.")] = Path("runs/argus-calibration"),
-) -> None:
-    """Calibrate ARGUS's relevance, goal de-duplication and pre-screen thresholds for the configured embedder."""
-    from ..bench.misinfotask._calibrate import calibrate_thresholds
-    from ..embed import get_embedder
-
-    settings = settings_from(ctx)
-    path, records = _records(settings, data)
-    result = calibrate_thresholds(_select(records, tasks), get_embedder(None, settings.embed))
-    result["data"] = str(path)
-    output.mkdir(parents=True, exist_ok=True)
-    (output / "calibration.json").write_text(json.dumps(result, indent=2))
-    for key in ("relevance_threshold", "goal_dedup_threshold", "prescreen_threshold"):
-        console.print(f"{key}: {json.dumps(result[key])}", highlight=False)
-    console.print(f"written: {output}/calibration.json")
-
-
-@bench_app.command("argus-risk")
-@friendly_errors
-def argus_risk(
-    ctx: typer.Context,
-    data: DataOption = None,
-    tasks: Annotated[str, typer.Option(help="Task ids to train on: keep them apart from the evaluated tasks.")] = "30-107",
-    eval_tasks: Annotated[str, typer.Option(help="Task ids to evaluate on (never trained on).")] = "0-29",
-    output: Annotated[Path, typer.Option(help="Where model.json and report.json go.")] = Path("runs/argus-risk"),
-    act_fpr: Annotated[float, typer.Option(
-        min=0.0, max=1.0,
-        help="Share of the training tasks' true sentences allowed at or above the act threshold "
-             "(out of fold): higher acts on more misinformation and more truth.")] = 0.05,
-) -> None:
-    """Train ARGUS's message risk model (misinformation vs truth, per sentence, no LLM) and evaluate it on other tasks."""
-    from ..bench.misinfotask._risk import evaluate_message_risk, train_message_risk
-    from ..embed import get_embedder
-
-    settings = settings_from(ctx)
-    path, records = _records(settings, data)
-    train, held_out = _select(records, tasks), _select(records, eval_tasks)
-    shared = sorted({t.id for t in train} & {t.id for t in held_out})
-    if shared:
-        raise ConfigError(f"--tasks and --eval-tasks share tasks {shared[:10]}; keep them apart")
-    embedder = get_embedder(None, settings.embed)
-    model = train_message_risk(train, embedder, act_fpr=act_fpr)
-    model.report["data"] = str(path)
-    model.save(output / "model.json")
-    report = {"training": model.report, "evaluation": evaluate_message_risk(model, held_out, embedder),
-              "model": model.describe()}
-    (output / "report.json").write_text(json.dumps(report, indent=2))
-    ev = report["evaluation"]
-    console.print(f"trained on {len(train)} tasks: C={model.report['C']}, out-of-fold AUC {model.report['oof_auc']:.3f}; "
-                  f"act threshold {model.act_threshold:.3f}, screen threshold {model.screen_threshold:.3f}", highlight=False)
-    console.print(f"held-out tasks ({len(held_out)}): AUC {ev['auc']:.3f}; vs ground truths {ev['auc_vs']['ground_truth']:.3f}, "
-                  f"reference {ev['auc_vs']['reference']:.3f}, task text {ev['auc_vs']['task']:.3f}", highlight=False)
-    console.print("at the act threshold: " + ", ".join(f"{k} {v:.0%}" for k, v in ev["at_act"].items()), highlight=False)
-    console.print(f"written: {output}/model.json, {output}/report.json  (use: --defense-param risk_model_path={output}/model.json)")
+    run_localization_bench(settings_from(ctx), output, agents=agents, degree=degree, repeats=repeats, console=console,
+                           defense_name=defense)
 
 
 @bench_app.command("defense-probe")
@@ -349,38 +288,15 @@ def defense_probe(
     output: Annotated[Path, typer.Option(help="Directory for the run log and summary.json; rerun to resume.")] = Path("runs/defense-probe"),
 ) -> None:
     """Does a defense act on a message carrying a task's misinformation, and leave a true one alone? (no agents run)"""
-    from ..bench.misinfotask import parse_task_selection
     from ..bench.misinfotask._probe import run_defense_probe
 
     settings = settings_from(ctx)
-    _, records = _records(settings, data)
-    chosen = set(parse_task_selection(tasks, [t.id for t in records]))
-    run_defense_probe(settings, [t for t in records if t.id in chosen], output, defense=_value(defense),
+    _, records = task_file(settings, data)
+    run_defense_probe(settings, select_tasks(records, tasks), output, defense=_value(defense),
                       defense_params=parse_params(defense_param or []), rectifier_model=rectifier_model, k=k, console=console)
 
 
-@bench_app.command("gsafeguard-train")
-@friendly_errors
-def gsafeguard_train(
-    ctx: typer.Context,
-    events: Annotated[list[Path], typer.Argument(help="Event logs (or directories of them) of runs under attack.")],
-    output: Annotated[Path, typer.Option(help="Where the weights go.")] = Path("runs/gsafeguard.pt"),
-    epochs: Annotated[int, typer.Option(min=1)] = 200,
-) -> None:
-    """Train G-Safeguard's graph attention network on event logs the runtime wrote under attack."""
-    from ..defenses import train_gsafeguard
-    from ..embed import get_embedder
-
-    settings = settings_from(ctx)
-    files = sorted(p for e in events for p in ([e] if e.is_file() else e.glob("*.jsonl")))
-    if not files:
-        raise ConfigError("no event logs found; pass files or directories such as runs/misinfotask/events")
-    report = train_gsafeguard(files, get_embedder(None, settings.embed), output, epochs=epochs, seed=settings.seed)
-    console.print({k: v for k, v in report.items() if k != "logs"})
-    console.print(f"weights: {output}; use --defense g-safeguard --defense-param model_path={output}")
-
-
-@bench_app.command("mas-overhead")
+@bench_app.command("mas-overhead", hidden=True)
 @friendly_errors
 def mas_overhead(
     ctx: typer.Context,

@@ -1,19 +1,122 @@
-"""`misguard bench memory`: shared-memory poisoning detection and repair benchmark."""
+"""`misguard memory ...` (scan, repair, log and roll back a shared memory store) and
+`misguard bench memory` / `memory-nl` (the poisoning detection and repair benchmarks)."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
+from rich.table import Table
 
 from ..errors import ConfigError
-from ._common import console, friendly_errors, settings_from
+from ._common import MEMORY, console, friendly_errors, settings_from
 from .bench import bench_app
+
+memory_app = typer.Typer(
+    help="Guard a shared agent memory: find poisoned records, repair them (nothing deleted), undo a repair.",
+    no_args_is_help=True,
+)
+StoreArgument = Annotated[str, typer.Argument(help="The memory store: a SQLite file or postgresql://user@host/db.")]
+ThresholdOption = Annotated[float, typer.Option(min=0.0, max=1.0, help="Records scored at or above it are flagged (1 - credibility).")]
 
 
 def register(app: typer.Typer) -> None:
-    """The command lives on `bench_app`; importing this module is what registers it."""
+    app.add_typer(memory_app, name="memory", rich_help_panel=MEMORY)
+
+
+def _guard_for(store: Any, threshold: float) -> Any:
+    """The guard for unlabelled memory: credibility (eq. 1) needs no training; evidence
+    neighbours are searched on the state block when records carry the hashed features
+    `SharedMemory` writes by default, else on the whole embedding."""
+    from ..memory import HashedRecordFeaturizer, MemoryGuard
+
+    records, emb = store.records_with_embeddings("active")
+    if not records:
+        raise ConfigError("the store holds no active records")
+    hashed = HashedRecordFeaturizer()
+    key_block = hashed.slices()["state"] if emb.ndim == 2 and emb.shape[1] == hashed.dim else None
+    return MemoryGuard(threshold=threshold, key_block=key_block)
+
+
+def _plan_words(counts: dict[str, int]) -> str:
+    """A repair plan's counts in plain words."""
+    return (f"quarantine {counts.get('quarantine', 0)}, rewrite {counts.get('rewrite', 0)} records, "
+            f"dilute {counts.get('dilute', 0)} and prune {counts.get('prune', 0)} reuse edges")
+
+
+@memory_app.command("scan")
+@friendly_errors
+def scan(
+    store_url: StoreArgument,
+    threshold: ThresholdOption = 0.5,
+    top: Annotated[int, typer.Option(min=1, help="How many of the least credible records to list.")] = 10,
+) -> None:
+    """Score every active record (no labels needed) and say what a repair would do; changes nothing."""
+    import numpy as np
+
+    from ..memory import RecordArrays, open_store
+
+    with open_store(store_url) as store:
+        guard = _guard_for(store, threshold)
+        records, emb = store.records_with_embeddings("active")
+        arr = RecordArrays.from_records(records, emb=emb)
+        scores = guard.score(arr)
+        index = {rid: i for i, rid in enumerate(arr.ids)}
+        edges = [e for e in store.edges() if e.dst_kind == "memory" and e.src in index and e.dst in index]
+        plan = guard.plan(arr, scores, np.array([index[e.src] for e in edges], dtype=np.int64),
+                          np.array([index[e.dst] for e in edges], dtype=np.int64))
+        table = Table("record", "agent", "channel", "action", "score", title=f"least credible of {len(records)} active records")
+        for i in np.argsort(-scores.p_poison)[:top]:
+            r = records[int(i)]
+            table.add_row(r.id[:12], r.provenance.agent, r.provenance.channel, r.action[:40], f"{scores.p_poison[i]:.2f}")
+        console.print(table)
+        console.print(f"{int((scores.p_poison >= threshold).sum())} flagged at {threshold}; a repair would "
+                      f"{_plan_words(plan.counts)} (`misguard memory repair {store_url}` applies it)",
+                      highlight=False, soft_wrap=True)
+
+
+@memory_app.command("repair")
+@friendly_errors
+def repair(
+    store_url: StoreArgument,
+    threshold: ThresholdOption = 0.5,
+    since: Annotated[Optional[float], typer.Option(help="Only records written at or after this time (provenance.time) may be repaired; older ones still serve as evidence.")] = None,
+) -> None:
+    """Repair the store along its reuse graph: quarantine, rewrite or dilute (audited, in one
+    transaction, nothing deleted); `misguard memory rollback` undoes any entry."""
+    from ..memory import open_store
+
+    with open_store(store_url) as store:
+        guard = _guard_for(store, threshold)
+        _, _, plan, seqs = guard.guard_store(store, since=since)
+        console.print(f"repaired: {_plan_words(plan.counts)}; audit entries {seqs[0]}..{seqs[-1]}" if seqs
+                      else "nothing to repair", highlight=False, soft_wrap=True)
+
+
+@memory_app.command("log")
+@friendly_errors
+def log(store_url: StoreArgument, last: Annotated[int, typer.Option(min=1, help="Entries to show, newest last.")] = 20) -> None:
+    """The store's audit log: every repair action, with the number to roll it back by."""
+    from ..memory import open_store
+
+    with open_store(store_url) as store:
+        entries = store.audit_log()[-last:]
+    table = Table("seq", "action", "target", "actor", "reason")
+    for e in entries:
+        table.add_row(str(e.seq), e.action, str(e.target)[:16], e.actor, (e.reason or "")[:60])
+    console.print(table)
+
+
+@memory_app.command("rollback")
+@friendly_errors
+def rollback(store_url: StoreArgument, seq: Annotated[int, typer.Argument(help="The audit entry to undo (see `misguard memory log`).")]) -> None:
+    """Undo one audit entry (a quarantine, rewrite, dilution or pruning); the undo is audited too."""
+    from ..memory import open_store
+
+    with open_store(store_url) as store:
+        new = store.rollback(seq)
+    console.print(f"rolled back entry {seq} (audit entry {new})")
 
 
 def _ratios(ratio: float, ratios: str) -> list[float]:
@@ -46,8 +149,7 @@ def memory(
     repair_rounds: Annotated[int, typer.Option(help="Repair passes over each test store before the evaluation episodes; each re-scores what the previous left.", min=1)] = 1,
     online_window: Annotated[int, typer.Option(help="Also rebuild each test scenario with the guard repairing the memory every N cycles while agents act (online containment; 0 = off).", min=0)] = 0,
     online_horizon: Annotated[int, typer.Option(help="Online passes may repair records of the last N cycles (0 = any active record).", min=0)] = 0,
-    repair_upstream: Annotated[bool, typer.Option(help="This method's repair also retraces reuse paths upstream: contested records a repaired record reused are repaired too.")] = False,
-    online_screen: Annotated[bool, typer.Option(help="Online: between passes, screen each cycle's new records and isolate the flagged ones (MemoryGuard.screen).")] = False,
+    repair_upstream: Annotated[bool, typer.Option(help="This method's repair also retraces reuse paths upstream: contested records a repaired record reused are repaired too (the default; --no-repair-upstream is the paper's repair).")] = True,
     first_seed: Annotated[int, typer.Option(help="First seed (seeds first..first+N-1); tuning runs use seeds the reported runs do not.", min=0)] = 0,
     output: Annotated[Path, typer.Option(help="Directory for the run log, summary.json and stores.")] = Path("runs/bench-memory"),
 ) -> None:
@@ -75,7 +177,7 @@ def memory(
                              backend=backend, postgres_url=postgres_url, encoder_steps=encoder_steps,
                              methods=tuple(m.strip() for m in methods.split(",") if m.strip()), holdout=holdout_type,
                              eval_steps=eval_steps, repair_rounds=repair_rounds, online_window=online_window,
-                             online_horizon=online_horizon, online_screen=online_screen, repair_upstream=repair_upstream, first_seed=first_seed)
+                             online_horizon=online_horizon, repair_upstream=repair_upstream, first_seed=first_seed)
         params.method_names()  # unknown detector names fail before any work
         out = output if len(values) == 1 else output / f"ratio-{r:g}"
         summaries[r] = run_memory_bench(settings, params, out, lambda msg: console.print(f"[dim]{msg}[/]"))

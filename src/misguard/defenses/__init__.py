@@ -1,62 +1,49 @@
 """Defenses of the multi-agent runtime, registered by name in `misguard.mas.DEFENSES`:
 
-    argus        goal-aware localization + persuasive rectification (ARGUS, ICLR 2026)
+    argus        ARGUS, the recommended configuration (no LLM; see `misguard.defenses.argus`)
+    argus-paper  ARGUS as in the paper: an LLM rectification agent on the localized channels
     self-check   every receiver verifies incoming messages with its own model
     g-safeguard  a graph attention network flags attacked agents; their messages are dropped
 
-    interceptors = build_defense("argus", DefenseContext(settings, {"worker": llm, "rectifier": small}, embedder))
+    interceptors = build_defense("argus", DefenseContext(settings, {"worker": llm}, embedder))
     system = MultiAgentSystem(task, RoleLLMs(worker=llm), interceptors=interceptors)
 
-Parameters come from `settings.defense.<section>` with overrides (`--defense-param`).
+Parameters come from `settings.defense.<section>` with overrides (`--defense-param`); a
+preset (`argus-paper`) changes the section's defaults, and what the user set still wins.
+`misguard defenses show NAME` lists every parameter.
 """
 
 from ..mas import DEFENSES
-from ._argus import ArgusDefense, GoalSet, InferredGoal, Rectification, build_argus
-from ._gsafeguard import GSafeguard, samples_from_log, train_gsafeguard
-from ._gsafeguard import build_gsafeguard as _build_gsafeguard
-from ._localize import (
-    Edge,
-    Localization,
-    LocalizationWeights,
-    Localizer,
-    SenderRiskHistory,
-    Traffic,
-    edge_betweenness,
-    localization_quality,
-)
+from ._gsafeguard import GSafeguard, build_gsafeguard, samples_from_log, train_gsafeguard
 from ._selfcheck import SelfCheck, build_self_check
 from ._text import split_sentences
+from .argus import PAPER_PRESET, ArgusDefense, build_argus, fit_risk_model
 
 DEFENSES.register(
-    "argus", settings_key="argus",
-    description="ARGUS: monitor the channels most likely to carry misinformation, rewrite it persuasively, infer goals",
+    "argus", settings_key="argus", needs_llm=False,
+    description="ARGUS, recommended: a risk model removes misinformation on every channel and quarantines its sender (no LLM)",
 )(build_argus)
 DEFENSES.register(
-    "self-check", settings_key="self_check",
+    "argus-paper", settings_key="argus", preset=PAPER_PRESET, needs_llm=True,
+    description="ARGUS as in the paper: an LLM rectifies the channels most likely to carry misinformation",
+)(build_argus)
+DEFENSES.register(
+    "self-check", settings_key="self_check", needs_llm=True,
     description="Self-Check: each receiver verifies incoming messages with its own model",
 )(build_self_check)
 DEFENSES.register(
-    "g-safeguard", settings_key="g_safeguard", extra="torch",
+    "g-safeguard", settings_key="g_safeguard", extra="torch", needs_llm=False,
     description="G-Safeguard: a graph attention network flags attacked agents; their messages are dropped",
-)(_build_gsafeguard)
+)(build_gsafeguard)
 
 __all__ = [
     "ArgusDefense",
-    "Edge",
     "GSafeguard",
-    "GoalSet",
-    "InferredGoal",
-    "Localization",
-    "LocalizationWeights",
-    "Localizer",
-    "SenderRiskHistory",
-    "Rectification",
     "SelfCheck",
-    "Traffic",
     "build_argus",
+    "build_gsafeguard",
     "build_self_check",
-    "edge_betweenness",
-    "localization_quality",
+    "fit_risk_model",
     "samples_from_log",
     "split_sentences",
     "train_gsafeguard",

@@ -201,7 +201,7 @@ class GSafeguard:
         torch = _torch()
         path = Path(model_path)
         if not path.is_file():
-            raise ConfigError(f"G-Safeguard weights {path} not found; train them with `misguard bench gsafeguard-train`")
+            raise ConfigError(f"G-Safeguard weights {path} not found; train them with `misguard defenses fit-gsafeguard`")
         saved = torch.load(path, map_location="cpu", weights_only=True)
         if saved.get("format") != FORMAT:
             raise DataError("not G-Safeguard weights", source=str(path))
@@ -251,7 +251,7 @@ class GSafeguard:
 def build_gsafeguard(context: DefenseContext, params: GSafeguardSettings) -> list[GSafeguard]:
     if params.model_path is None:
         raise ConfigError(
-            "g-safeguard needs trained weights: train with `misguard bench gsafeguard-train`, then pass "
+            "g-safeguard needs trained weights: train with `misguard defenses fit-gsafeguard`, then pass "
             "--defense-param model_path=PATH (or set defense.g_safeguard.model_path)"
         )
     return [GSafeguard(params.model_path, context.need_embedder("g-safeguard"), params)]

@@ -10,8 +10,8 @@ from pydantic import BaseModel, ConfigDict, field_validator
 
 from ..config import SelfCheckSettings
 from ..errors import LLMOutputError
-from ..llm import LLM
-from ..mas import DefenseContext, Interception, InterceptorAction, MeteredLLM, SystemView
+from ..llm import LLM, MeteredLLM
+from ..mas import DefenseContext, Interception, InterceptorAction, SystemView
 from ..prompts import load_prompts
 from ..types import EdgeMessage
 

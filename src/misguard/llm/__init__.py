@@ -14,7 +14,8 @@ from ..config import LLMSettings
 from ..errors import ConfigError
 from ..registry import Registry
 from ._base import LLM, Completion, GenerateOptions, RawCompletion, to_messages
-from ._json import extract_json
+from ._json import extract_json, salvage_text
+from ._metered import MeteredLLM
 
 LLM_BACKENDS: Registry[LLM] = Registry("LLM backend")
 
@@ -61,9 +62,11 @@ __all__ = [
     "LLM_BACKENDS",
     "Completion",
     "GenerateOptions",
+    "MeteredLLM",
     "RawCompletion",
     "extract_json",
     "get_llm",
     "parse_spec",
+    "salvage_text",
     "to_messages",
 ]

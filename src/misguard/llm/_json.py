@@ -97,3 +97,40 @@ def _balanced_span(text: str, start: int) -> str | None:
             if depth == 0:
                 return text[start : i + 1] if ch == closing else None
     return None
+
+
+def _cut_off_string(raw: str, key: str) -> str:
+    """The text of string field `key` in JSON cut off at the token limit (unterminated)."""
+    match = re.search(rf'"{re.escape(key)}"\s*:\s*"((?:[^"\\]|\\.)*)', raw, re.DOTALL)
+    if not match:
+        return ""
+    text = match.group(1)
+    try:
+        return json.loads(f'"{text}"').strip()
+    except ValueError:  # cut inside an escape sequence
+        return text.replace('\\n', "\n").strip()
+
+
+def salvage_text(raw: str, key: str = "") -> str:
+    """The message in an answer that was not the JSON asked for: the longest string of a
+    JSON object if there is one (small models invent their own keys), else field `key` of
+    JSON cut off at the token limit, else the raw text."""
+    try:
+        value = extract_json(raw)
+    except LLMOutputError:
+        return (key and _cut_off_string(raw, key)) or raw or "(no usable answer)"
+    strings: list[str] = []
+
+    def walk(node: Any) -> None:
+        if isinstance(node, str):
+            strings.append(node)
+        elif isinstance(node, dict):
+            for item in node.values():
+                walk(item)
+        elif isinstance(node, list):
+            for item in node:
+                walk(item)
+
+    walk(value)
+    best = max(strings, key=len, default="").strip()
+    return best or raw or "(no usable answer)"

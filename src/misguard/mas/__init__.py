@@ -27,7 +27,6 @@ from ._runtime import (
     Agent,
     MASConfig,
     MASResult,
-    MeteredLLM,
     MultiAgentSystem,
     PlanAnswer,
     Retriever,
@@ -36,6 +35,7 @@ from ._runtime import (
     topology_names,
 )
 from ._task import Task, ToolSpec
+from ._tasks import MisinfoTask, load_tasks, parse_seeds, parse_task_selection, sample_tasks_path
 from ._topology import TOPOLOGIES, build_graph, graph_from_adjacency, graph_from_edges
 
 __all__ = [
@@ -55,7 +55,7 @@ __all__ = [
     "InterceptorAction",
     "MASConfig",
     "MASResult",
-    "MeteredLLM",
+    "MisinfoTask",
     "MultiAgentSystem",
     "PlanAnswer",
     "Retriever",
@@ -70,6 +70,10 @@ __all__ = [
     "defense_params",
     "graph_from_adjacency",
     "graph_from_edges",
+    "load_tasks",
+    "parse_seeds",
+    "parse_task_selection",
     "read_events",
+    "sample_tasks_path",
     "topology_names",
 ]

@@ -187,22 +187,28 @@ DEFENSES: Registry[Sequence[Interceptor]] = Registry(
 )
 
 
-@DEFENSES.register("none", description="no defense: every message passes unchanged", settings_key=None)
+@DEFENSES.register("none", description="no defense: every message passes unchanged", settings_key=None, needs_llm=False)
 def _no_defense(context: DefenseContext, params: Any) -> Sequence[Interceptor]:
     return ()
 
 
 def defense_params(name: str, settings: Settings, overrides: Mapping[str, Any] | None = None) -> BaseModel | None:
-    """The typed parameters of defense `name`: its `settings.defense` section with
-    `overrides` applied and validated (an unknown key or a bad value is a ConfigError)."""
-    key = DEFENSES.get(name).metadata.get("settings_key")
+    """The typed parameters of defense `name`: its `settings.defense` section, under the
+    defense's preset if it has one, with `overrides` applied and validated (an unknown key
+    or a bad value is a ConfigError)."""
+    metadata = DEFENSES.get(name).metadata
+    key = metadata.get("settings_key")
     if key is None:
         if overrides:
             raise ConfigError(f"defense {name!r} takes no parameters; got {sorted(overrides)}")
         return None
     base: BaseModel = getattr(settings.defense, key)
+    # defaults < the preset < what the settings file or environment set < overrides
+    preset = dict(metadata.get("preset") or {})
     try:
-        return type(base).model_validate({**base.model_dump(), **dict(overrides or {})})
+        return type(base).model_validate(
+            {**base.model_dump(), **preset, **base.model_dump(exclude_unset=True), **dict(overrides or {})}
+        )
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"])

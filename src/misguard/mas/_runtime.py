@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from ..errors import LLMOutputError
-from ..llm import LLM, GenerateOptions, RawCompletion, extract_json
+from ..llm import LLM, MeteredLLM, salvage_text
 from ..prompts import PromptSet, load_prompts
 from ..types import ChatMessage, EdgeMessage, Usage
 from ._events import EventLog
@@ -131,9 +131,6 @@ class MASConfig(BaseModel):
     """Budget of message text shown to the concluder; the NEWEST messages are kept."""
     message_chars: int = Field(1200, ge=50)
     """Longest message text a worker sends (longer text is cut, which is logged)."""
-    repeat_reasks: int = Field(0, ge=0, le=3)
-    """Times a worker is asked again when its message repeats, word for word, one it sent or
-    received earlier (small models copy the message they were given). 0: never."""
     seed: int = 0
 
 
@@ -177,8 +174,6 @@ class Agent:
     """An instruction added to every simulated tool call of this agent (tool injection)."""
     retriever: Retriever | None = None
     usage: Usage = field(default_factory=Usage)
-    known_texts: set[str] = field(default_factory=set)
-    """Every message text this agent sent or received (for `repeat_reasks`)."""
 
 
 @dataclass
@@ -189,72 +184,6 @@ class MASResult:
     graph: nx.DiGraph
     wall_s: float
     usage: Usage
-
-
-class MeteredLLM(LLM):
-    """Forwards to a shared backend and keeps this caller's own `usage`, so each agent (or
-    judge) accounts its own tokens and latency while `generate_json` keeps its re-ask logic.
-    Retries, timeouts, caching and the concurrency limit stay with the shared backend."""
-
-    def __init__(self, inner: LLM) -> None:
-        # The inner backend owns retries, timeouts, caching and its concurrency limit.
-        settings = inner.settings.model_copy(
-            update={"retries": 0, "cache_dir": None, "concurrency": 1024, "timeout_s": 1e9}
-        )
-        super().__init__(inner.model, settings)
-        self.inner = inner
-        self.backend = inner.backend  # type: ignore[misc]
-        self.last_text = ""
-
-    def describe(self) -> dict[str, Any]:
-        return self.inner.describe()
-
-    def default_options(self, **overrides: Any) -> GenerateOptions:
-        return self.inner.default_options(**overrides)
-
-    async def _call_model(self, messages: list[ChatMessage], options: GenerateOptions) -> RawCompletion:
-        out = await self.inner.generate(messages, **options.model_dump())
-        self.last_text = out.text
-        return RawCompletion(out.text, out.prompt_tokens, out.completion_tokens)
-
-
-_CUT_OFF_REPLY = re.compile(r'"reply_prompt"\s*:\s*"((?:[^"\\]|\\.)*)', re.DOTALL)
-
-
-def _cut_off_reply(raw: str) -> str:
-    """The `reply_prompt` text of an action cut off at the token limit (unterminated JSON)."""
-    match = _CUT_OFF_REPLY.search(raw)
-    if not match:
-        return ""
-    text = match.group(1)
-    try:
-        return json.loads(f'"{text}"').strip()
-    except ValueError:  # cut inside an escape sequence
-        return text.replace('\\n', "\n").strip()
-
-
-def _salvage_message(raw: str) -> str:
-    """The message in an answer that was not a valid action: the longest string of a JSON
-    object if there is one (small models invent their own keys), else the raw text."""
-    try:
-        value = extract_json(raw)
-    except LLMOutputError:
-        return _cut_off_reply(raw) or raw or "(no usable answer)"
-    strings: list[str] = []
-
-    def walk(node: Any) -> None:
-        if isinstance(node, str):
-            strings.append(node)
-        elif isinstance(node, dict):
-            for item in node.values():
-                walk(item)
-        elif isinstance(node, list):
-            for item in node:
-                walk(item)
-
-    walk(value)
-    best = max(strings, key=len, default="").strip()
-    return best or raw or "(no usable answer)"
 
 
 def _cut(text: str, limit: int) -> str:
@@ -474,7 +403,6 @@ class MultiAgentSystem:
         suggested = inbound.sender if inbound and inbound.sender in neighbours else agent.rng.choice(neighbours)
         if inbound is not None:
             agent.memory.add(f"[round {r}] from {inbound.sender}: {_cut(inbound.text, 400)}")
-            agent.known_texts.add(inbound.text.strip())
             inbound_text = self.prompts.render("inbound_message", sender=inbound.sender, text=inbound.text)
         else:
             inbound_text = self.prompts.render("inbound_empty", suggested=suggested)
@@ -493,7 +421,6 @@ class MultiAgentSystem:
             )
         )
         tool_results: list[str] = []
-        reasks_left, reask = self.config.repeat_reasks, ""
         step = 0
         while True:
             may_use_tool = step < self.config.max_tool_calls and bool(self._tools)
@@ -506,7 +433,7 @@ class MultiAgentSystem:
                 retrieved=retrieved,
                 memory=self._memory_block(agent),
                 inbound=inbound_text + "".join(f"\n{t}" for t in tool_results),
-                instruction=instruction + reask,
+                instruction=instruction,
             )
             try:
                 action = await self._json_call(
@@ -515,7 +442,7 @@ class MultiAgentSystem:
                 )
             except LLMOutputError as exc:
                 raw = exc.text.strip()
-                text, target, via = _salvage_message(raw), suggested, "parse_fallback"
+                text, target, via = salvage_text(raw, "reply_prompt"), suggested, "parse_fallback"
                 self.log.add("fallback", round=r, kind="parse_fallback", agent=agent.id, raw=_cut(raw, 500))
             else:
                 if action.type == "use_tool" and may_use_tool:
@@ -530,12 +457,6 @@ class MultiAgentSystem:
                     self.log.add("fallback", round=r, kind="empty_message", agent=agent.id)
                     text = "(no content)"
                 target, via = action.sending_target, action.type
-            if reasks_left and text.strip() in agent.known_texts:
-                # asked again with the same tools budget: a copy is not a step of the work
-                reasks_left -= 1
-                self.log.add("fallback", round=r, kind="repeat_reask", agent=agent.id, text=_cut(text, 200))
-                reask = "\n" + self.prompts.render("repeat_reask")
-                continue
             return self._send(agent, r, text, target, neighbours, via=via)
 
     def _memory_block(self, agent: Agent) -> str:
@@ -558,7 +479,6 @@ class MultiAgentSystem:
             self.log.add("fallback", round=r, kind="message_cut", agent=agent.id, chars=len(text))
             text = _cut(text, self.config.message_chars)
         agent.memory.add(f"[round {r}] to {target}: {_cut(text, 400)}")
-        agent.known_texts.add(text.strip())
         return EdgeMessage(
             sender=agent.id, receiver=target, round=r, text=text,
             metadata={"via": via}, id=f"r{r}-{agent.id}-{agent.rng.getrandbits(32):08x}",

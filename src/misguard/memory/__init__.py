@@ -2,13 +2,16 @@
 
     store = open_store("memory.db")                 # or "postgresql://user@host/db"
     memory = SharedMemory(store)                    # hashed featuriser, or pass e5's embed
-    memory.write([record]); hits = memory.retrieve(state, context, agent="a1")
-    MemoryGuard(detector, threshold).guard_store(store)   # score, plan, apply (audited)
+    memory.write([MemoryRecord(state=..., action=..., provenance=Provenance(agent="a1"))])
+    hits = memory.retrieve(state, context, agent="a2")     # recorded as reuse edges
+    MemoryGuard().guard_store(store)                # credibility (no labels), repair (audited)
+    store.rollback(seq)                             # undo any audit entry
 
 torch, scikit-learn and SQLAlchemy are imported where used (extra `memory`; PostgreSQL
 needs extra `postgres`).
 """
 
+from ..types import MemoryRecord, Provenance
 from ._baselines import auc, best_f1_threshold, residual_scores
 from ._detectors import DETECTORS, DetectorInputs, MemoryDetector, metadata_matrix
 from ._credibility import (
@@ -39,8 +42,8 @@ from ._store import (
 __all__ = [
     "DETECTORS", "GAMMAS", "MEMORY_BACKENDS", "THETA_R",
     "AuditEntry", "DetectorInputs", "MemoryDetector", "ContrastiveDetector", "CredibilityResult", "EncoderConfig",
-    "EvidenceGraph", "GuardScores", "HashedRecordFeaturizer", "MemoryGuard", "MemoryStore",
-    "PostgresMemoryStore", "RecordArrays", "RepairPlan", "ReuseEdge", "SQLMemoryStore",
+    "EvidenceGraph", "GuardScores", "HashedRecordFeaturizer", "MemoryGuard", "MemoryRecord", "MemoryStore",
+    "PostgresMemoryStore", "Provenance", "RecordArrays", "RepairPlan", "ReuseEdge", "SQLMemoryStore",
     "SQLiteMemoryStore", "SharedMemory",
     "apply_repair", "auc", "best_f1_threshold", "credibility", "hop_distances", "knn_within_groups",
     "mean_hops", "metadata_matrix", "open_store", "plan_repair", "record_fields", "record_text", "relational_features",

@@ -95,10 +95,12 @@ class MemoryGuard:
 
     def __init__(self, detector: MemoryDetector | None = None, threshold: float = 0.5, *, k: int = 16,
                  key_block: slice | None = None, bucket_bits: int = 0, causal: bool = True,
-                 repair: RepairMode = "propagation", upstream: bool = False) -> None:
+                 repair: RepairMode = "propagation", upstream: bool = True) -> None:
         """`key_block`: the embedding slice evidence neighbours are searched on; for
         `HashedRecordFeaturizer` embeddings pass its state block (`slices()["state"]`).
-        `upstream`: propagation repair also retraces reuse paths upstream (`plan_repair`)."""
+        `upstream`: propagation repair also retraces reuse paths upstream (`plan_repair`):
+        the contested sources a repaired record reused are repaired too. On by default: it
+        is what brings poison's reach to the paper's target (docs/memory.md)."""
         if repair not in ("propagation", "isolate"):
             raise ConfigError(f"repair must be 'propagation' or 'isolate', got {repair!r}")
         self.detector = detector
@@ -140,9 +142,9 @@ class MemoryGuard:
         return scores
 
     def plan(self, arr: RecordArrays, scores: GuardScores, src: np.ndarray, dst: np.ndarray,
-             candidates: np.ndarray | None = None, repair: RepairMode | None = None) -> RepairPlan:
-        """`repair`: this plan's mode instead of the guard's own (`screen` isolates only)."""
-        if (repair or self.repair) == "isolate":
+             candidates: np.ndarray | None = None) -> RepairPlan:
+        """The repair of the records `candidates` marks (all when None), in the guard's mode."""
+        if self.repair == "isolate":
             flagged = scores.p_poison >= self.threshold
             if candidates is not None:
                 flagged &= candidates
@@ -163,13 +165,12 @@ class MemoryGuard:
     def guard_store(self, store: MemoryStore, *, since: float | None = None,
                     group_of: Callable[[MemoryRecord], str] = task_of,
                     scope: Callable[[MemoryRecord], bool] | None = None,
-                    repair: RepairMode | None = None) -> tuple[RecordArrays, GuardScores, RepairPlan, list[int]]:
+                    ) -> tuple[RecordArrays, GuardScores, RepairPlan, list[int]]:
         """Score every active record of `store`, plan the repair and apply it (audited).
 
         `since`: only records written at or after this time may be repaired (the sliding
         window); older ones still serve as evidence. `scope`: only these records are
-        considered at all (one task of a store shared by several). `repair`: overrides the
-        guard's repair mode for this pass.
+        considered at all (one task of a store shared by several).
         """
         records, emb = store.records_with_embeddings("active")
         keep = [i for i, r in enumerate(records) if scope is None or scope(r)]
@@ -180,13 +181,6 @@ class MemoryGuard:
         src = np.array([index[e.src] for e in mem_edges], dtype=np.int64)
         dst = np.array([index[e.dst] for e in mem_edges], dtype=np.int64)
         candidates = None if since is None else arr.order >= since
-        plan = self.plan(arr, scores, src, dst, candidates, repair)
+        plan = self.plan(arr, scores, src, dst, candidates)
         seqs = apply_repair(store, plan, arr.ids, arr.action_names, [e.id for e in mem_edges])
         return arr, scores, plan, seqs
-
-    def screen(self, store: MemoryStore, since: float, *, group_of: Callable[[MemoryRecord], str] = task_of,
-               scope: Callable[[MemoryRecord], bool] | None = None) -> tuple[RecordArrays, GuardScores, RepairPlan, list[int]]:
-        """Write-time screening: quarantine the records written at or after `since` that the
-        detector flags, before other agents can retrieve them. Nothing else is repaired; the
-        periodic `guard_store` pass retraces what they already reached."""
-        return self.guard_store(store, since=since, group_of=group_of, scope=scope, repair="isolate")

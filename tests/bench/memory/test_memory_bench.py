@@ -72,11 +72,9 @@ def test_hops_cannot_be_shortened_by_editing_the_graph(tmp_path) -> None:
         assert (propagation(store, truth)["affected"], propagation(store, truth)["hop_sum"]) == (1, 2)
 
 
-@pytest.mark.parametrize("screen", [False, True])
-def test_online_defense_contains_poison_while_agents_act(tmp_path, screen: bool) -> None:
+def test_online_defense_contains_poison_while_agents_act(tmp_path) -> None:
     """The same scenario and attack built without and with the guard repairing every 24 cycles through
-    `MemoryGuard.guard_store` (and, with `screen`, isolating each cycle's flagged records through
-    `MemoryGuard.screen`): later decisions retrieve repaired memory, so fewer honest records
+    `MemoryGuard.guard_store`: later decisions retrieve repaired memory, so fewer honest records
     inherit the poison and fewer greedy decisions are wrong than without the defense."""
     from misguard.bench.memory._run import BUCKET_BITS, STATE_BLOCK, build_metrics, online_defense
     from misguard.memory import MemoryGuard, RecordArrays
@@ -89,12 +87,10 @@ def test_online_defense_contains_poison_while_agents_act(tmp_path, screen: bool)
     rows = np.arange(len(records))
     guard.fit(RecordArrays.from_records(records), labels, rows, rows)
     counts: dict[str, int] = {}
-    online = _world(tmp_path, "II", n=700, name="online-", after_step=online_defense(guard, 24, 0, counts, screen))
+    online = _world(tmp_path, "II", n=700, name="online-", after_step=online_defense(guard, 24, 0, counts))
     assert propagation(online.memory.store, online.truth)["poison"] == round(0.05 * 700)  # the same attack
     repaired = {e.target for e in online.memory.store.audit_log() if e.actor == "memory-guard"}
-    screened = counts.get("screened_quarantine", 0)
-    assert (screened > 0) == screen
-    assert counts["flagged"] > 0 and len(repaired) == counts["quarantine"] + counts["rewrite"] + screened > 0
+    assert counts["flagged"] > 0 and len(repaired) == counts["quarantine"] + counts["rewrite"] > 0
     before, after = build_metrics(w), build_metrics(online)
     assert before["derived"] > 30 and after["derived"] < 0.5 * before["derived"]
     assert after["wrong"] / after["decisions"] < before["wrong"] / before["decisions"]

@@ -10,7 +10,7 @@ import re
 import pytest
 from typer.testing import CliRunner
 
-from misguard.bench.misinfotask import load_tasks, sample_tasks_path
+from misguard.mas import load_tasks, sample_tasks_path
 from misguard.bench.misinfotask._probe import probe_messages, run_defense_probe, summarize_probe
 from misguard.cli.main import app
 from misguard.config import LLMSettings, Settings
@@ -46,7 +46,7 @@ def test_clean_message_truths_are_never_evidence():
 
 def test_probe_counts_acting_and_resumes(tmp_path):
     llm = rectifier_for(TASKS)
-    kwargs = dict(defense="argus", defense_params={"ground_truth": True}, worker=llm, rectifier=llm,
+    kwargs = dict(defense="argus-paper", defense_params={"ground_truth": True}, worker=llm, rectifier=llm,
                   embedder=get_embedder("hashing/64"))
     summary = run_defense_probe(Settings(), TASKS, tmp_path, **kwargs)
     assert summary["poisoned"]["n"] == summary["clean"]["n"] == len(TASKS)

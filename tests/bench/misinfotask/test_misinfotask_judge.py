@@ -73,7 +73,7 @@ def test_bootstrap_ci():
 
 
 def test_judge_check_on_texts_of_known_stance_resumes_and_refuses_another_judge(tmp_path):
-    from misguard.bench.misinfotask import load_tasks, sample_tasks_path
+    from misguard.mas import load_tasks, sample_tasks_path
     from misguard.bench.misinfotask._judgecheck import check_judge, check_markdown, rank_auc
     from misguard.config import Settings
 

@@ -8,7 +8,8 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from misguard.bench.misinfotask import load_tasks, rejudge_sweep, run_sweep, sample_tasks_path, summarize
+from misguard.bench.misinfotask import rejudge_sweep, run_sweep, summarize
+from misguard.mas import load_tasks, sample_tasks_path
 from misguard.cli.main import app
 from misguard.config import LLMSettings, Settings
 from misguard.errors import ConfigError
@@ -61,15 +62,15 @@ def test_rejudge_replaces_only_the_llm_verdicts_and_resumes(tmp_path):
 
 def test_rejudge_cli(tmp_path):
     runner = CliRunner()
-    base = ["--llm", "mock", "--embedder", "hashing/64", "bench"]
-    made = runner.invoke(app, [*base, "misinfotask", "--data", "sample", "--tasks", "0", "--rounds", "1",
+    base = ["--llm", "mock", "--embedder", "hashing/64"]
+    made = runner.invoke(app, [*base, "bench", "misinfotask", "--data", "sample", "--tasks", "0", "--rounds", "1",
                                "--topology", "chain", "--output", str(tmp_path / "s")])
     assert made.exit_code == 0, made.output
-    out = runner.invoke(app, [*base, "misinfotask-rejudge", str(tmp_path / "s"), "--output", str(tmp_path / "r"),
+    out = runner.invoke(app, [*base, "runs", "rejudge", str(tmp_path / "s"), "--output", str(tmp_path / "r"),
                               "--data", str(sample_tasks_path()), "--no-judge-rounds"])
     assert out.exit_code == 0, out.output
     assert "re-judged 1 runs with llm:mock" in out.output and (tmp_path / "r" / "results.md").is_file()
     record = json.loads((tmp_path / "r" / "runlog.jsonl").read_text().splitlines()[1])["data"]
     assert "llm_influence" not in record["rounds"][0]
-    missing = runner.invoke(app, [*base, "misinfotask-rejudge", str(tmp_path / "nothing"), "--output", str(tmp_path / "x")])
+    missing = runner.invoke(app, [*base, "runs", "rejudge", str(tmp_path / "nothing"), "--output", str(tmp_path / "x")])
     assert missing.exit_code != 0 and "has no runlog.jsonl" in missing.output

@@ -10,10 +10,8 @@ from typer.testing import CliRunner
 from misguard.bench.misinfotask import (
     Components,
     SweepConfig,
-    load_tasks,
     run_one,
     run_sweep,
-    sample_tasks_path,
     summarize,
     write_reports,
 )
@@ -23,7 +21,7 @@ from misguard.config import LLMSettings, Settings
 from misguard.embed import get_embedder
 from misguard.errors import ConfigError
 from misguard.llm import get_llm
-from misguard.mas import DEFENSES
+from misguard.mas import DEFENSES, load_tasks, sample_tasks_path
 from misguard.registry import Entry
 from tests.helpers.mas_script import RewriteAll, scripted
 
@@ -153,7 +151,7 @@ def test_cli_runs_on_shipped_tasks_and_rejects_unknown_defense(tmp_path):
     bad_mas = runner.invoke(app, [*base, "--mas-param", "rounds", "--output", str(tmp_path / "bad")])
     assert bad_mas.exit_code == 2 and "bad --mas-param 'rounds'" in bad_mas.output
     missing = runner.invoke(app, ["bench", "misinfotask", "--data", str(tmp_path / "nope.json")])
-    assert missing.exit_code == 2 and "no such file" in missing.output
+    assert missing.exit_code == 2 and "no such task file" in missing.output
     help_text = runner.invoke(app, ["bench", "misinfotask", "--help"]).output
     for option in ("--data", "--model", "--attack", "--defense", "--defense-param", "--rectifier-model", "--topology",
                    "--rounds", "--mas-param", "--tasks", "--seeds", "--concurrency", "--output", "--executor"):
@@ -198,12 +196,12 @@ def _argus_backend():
 def test_argus_sweep_records_params_localization_and_cost(tmp_path):
     llm = _argus_backend()
     comps = Components(mas_llm=llm, judge_llm=llm, embedder=get_embedder("hashing/256"))
-    cfg = config(defense="argus", tasks=(0,), rounds=2, defense_params={"top_k": 2})
+    cfg = config(defense="argus-paper", tasks=(0,), rounds=2, defense_params={"top_k": 2})
     log = run_sweep(Settings(), cfg, TASKS, tmp_path, components=comps)
     record = next(e for e in log.events if e.type == "run").data
     log.close()
     identity = json.loads((tmp_path / "runlog.jsonl").read_text().splitlines()[0])["params"]["identity"]
-    assert identity["defense"] == "argus" and identity["defense_params"]["top_k"] == 2
+    assert identity["defense"] == "argus-paper" and identity["defense_params"]["top_k"] == 2
     assert identity["defense_params"]["alpha"] == 0.2  # every parameter in force, not only the overrides
     assert [row["round"] for row in record["localization"]] == [1, 2]
     assert all(row["monitored"] == 2 and 0.0 <= row["recall"] <= 1.0 for row in record["localization"])
@@ -211,23 +209,23 @@ def test_argus_sweep_records_params_localization_and_cost(tmp_path):
     judge_prompts = [c[0].content for c in llm.calls if "Messages of round" in c[0].content]
     assert any("RECTIFIED message" in p for p in judge_prompts)
     with pytest.raises(ConfigError, match="other settings"):  # other parameters never resume this log
-        run_sweep(Settings(), config(defense="argus", tasks=(0,), rounds=2, defense_params={"top_k": 3}), TASKS, tmp_path, components=comps)
+        run_sweep(Settings(), config(defense="argus-paper", tasks=(0,), rounds=2, defense_params={"top_k": 3}), TASKS, tmp_path, components=comps)
 
     baseline = tmp_path / "none"
     run_sweep(Settings(), config(tasks=(0,), rounds=2), TASKS, baseline, components=comps).close()
     ablation = tmp_path / "static"
-    run_sweep(Settings(), config(defense="argus", tasks=(0,), rounds=2, defense_params={"top_k": 2, "dynamic_localization": False}),
+    run_sweep(Settings(), config(defense="argus-paper", tasks=(0,), rounds=2, defense_params={"top_k": 2, "dynamic_localization": False}),
               TASKS, ablation, components=comps).close()
-    out = CliRunner().invoke(app, ["bench", "misinfotask-report", str(baseline), str(tmp_path), str(ablation),
+    out = CliRunner().invoke(app, ["runs", "report", str(baseline), str(tmp_path), str(ablation),
                                    "--output", str(tmp_path / "report")])
     assert out.exit_code == 0, out.output
     table = (tmp_path / "report" / "table1.md").read_text()
-    assert "| none |" in table and "| argus (top_k=2) |" in table and "| argus (dynamic_localization=False, top_k=2) |" in table
+    assert "| none |" in table and "| argus-paper (top_k=2) |" in table and "| argus-paper (dynamic_localization=False, top_k=2) |" in table
     assert "llm:mock" in table and "proxy:hashing/256" in table
-    assert "| inject | argus (top_k=2) | MT (LLM judge, 0-10) | 1 | +0.0%" in table  # same scripted judge both ways
+    assert "| inject | argus-paper (top_k=2) | MT (LLM judge, 0-10) | 1 | +0.0%" in table  # same scripted judge both ways
     assert (tmp_path / "report" / "mt_curves.png").read_bytes()[:4] == b"\x89PNG"
     # the rectifier rewrote this pair's messages, so its answer may differ; the mock repeats
-    assert "| inject | argus (top_k=2) | 1 | 1 | 0 | 0 | repeatable / repeatable |" in table
+    assert "| inject | argus-paper (top_k=2) | 1 | 1 | 0 | 0 | repeatable / repeatable |" in table
 
 
 def test_decoding_is_read_from_the_agents_backend():
@@ -252,7 +250,7 @@ def test_paired_runs_count_answers_that_changed_without_the_defense():
 
 def test_localization_bench_command(tmp_path):
     out = CliRunner().invoke(app, ["--embedder", "hashing/128", "bench", "localization", "--agents", "300",
-                                   "--degree", "5", "--repeats", "1", "--output", str(tmp_path)])
+                                   "--degree", "5", "--repeats", "1", "--defense", "argus-paper", "--output", str(tmp_path)])
     assert out.exit_code == 0, out.output
     row = json.loads((tmp_path / "summary.json").read_text())
     assert row["agents"] == 300 and row["edges"] == 1500 and row["channels"] == 301
@@ -260,9 +258,10 @@ def test_localization_bench_command(tmp_path):
 
 
 def test_calibration_command_on_shipped_tasks(tmp_path):
-    out = CliRunner().invoke(app, ["--embedder", "hashing/256", "bench", "argus-calibrate", "--data", "sample",
-                                   "--tasks", "all", "--output", str(tmp_path)])
+    out = CliRunner().invoke(app, ["--embedder", "hashing/256", "defenses", "calibrate", "--data", "sample",
+                                   "--tasks", "all", "--output", str(tmp_path / "calibration.json")])
     assert out.exit_code == 0, out.output
+    assert "[defense.argus]" in out.output and "relevance_threshold = " in out.output
     result = json.loads((tmp_path / "calibration.json").read_text())
     for key in ("relevance_threshold", "goal_dedup_threshold"):
         assert -1.0 <= result[key]["threshold"] <= 1.0 and 0.0 <= result[key]["auc"] <= 1.0
@@ -271,13 +270,13 @@ def test_calibration_command_on_shipped_tasks(tmp_path):
 
 def test_grid_command_runs_every_combination_and_reports(tmp_path):
     out = CliRunner().invoke(app, ["--llm", "mock", "--embedder", "hashing/64", "bench", "misinfotask-grid", "--data", "sample",
-                                   "--tasks", "0", "--rounds", "1", "--attacks", "inject", "--defenses", "none,argus",
+                                   "--tasks", "0", "--rounds", "1", "--attacks", "inject", "--defenses", "none,argus-paper",
                                    "--topologies", "chain,star", "--output", str(tmp_path)])
     assert out.exit_code == 0, out.output
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["inject-argus-chain", "inject-argus-star", "inject-none-chain",
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["inject-argus-paper-chain", "inject-argus-paper-star", "inject-none-chain",
                                                           "inject-none-star", "report"]
     table = (tmp_path / "report" / "table1.md").read_text()
-    assert "| argus / chain |" in table and "| none / star |" in table
+    assert "| argus-paper / chain |" in table and "| none / star |" in table
 
 
 def test_traffic_counts_word_for_word_repeats_of_what_workers_wrote(tmp_path):

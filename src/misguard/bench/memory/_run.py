@@ -89,8 +89,7 @@ class BenchParams:
     repair_rounds: int = 1  # guard_store passes before the evaluation episodes (each re-scores what is left)
     online_window: int = 0  # > 0: also rebuild each test scenario with the guard run every this many cycles
     online_horizon: int = 0  # online passes may repair records of the last this many cycles (0: any active record)
-    repair_upstream: bool = False  # the proposed guard's repair also retraces reuse paths upstream
-    online_screen: bool = False  # online: also screen each cycle's new records (MemoryGuard.screen) between passes
+    repair_upstream: bool = True  # the proposed guard's repair also retraces reuse paths upstream (the default)
     first_seed: int = 0  # seeds first_seed .. first_seed + seeds - 1 (tuning runs use seeds the reports do not)
 
     def method_names(self) -> list[str]:
@@ -194,19 +193,12 @@ def _episodes(world_sc: Scenario, memory: SharedMemory, truth: dict[str, Truth],
     return world.decisions, world.wrong, counts
 
 
-def online_defense(guard: MemoryGuard, window: int, horizon: int, counts: dict[str, int],
-                   screen: bool = False) -> Callable[[World, int], None]:
+def online_defense(guard: MemoryGuard, window: int, horizon: int, counts: dict[str, int]) -> Callable[[World, int], None]:
     """`build_world`'s `after_step`: every `window` cycles the guard repairs the memory written so
-    far (records of the last `horizon` cycles, or any active record with 0) while agents act;
-    with `screen`, on the cycles between passes it isolates the flagged records of that cycle."""
+    far (records of the last `horizon` cycles, or any active record with 0) while agents act."""
     def after_step(world: World, step: int) -> None:
         if (step + 1) % window == 0:
             _guard_pass(guard, world.memory.store, None if horizon <= 0 else float(world.clock - horizon), None, counts, world.memory)
-        elif screen:  # the cycle just run wrote its records at clock - 1 (the clock has moved on)
-            _, _, plan, seqs = guard.screen(world.memory.store, since=float(world.clock - 1))
-            counts["screened_quarantine"] = counts.get("screened_quarantine", 0) + len(plan.quarantine)
-            if seqs:
-                world.memory.refresh()
     return after_step
 
 
@@ -313,8 +305,7 @@ def run_seed(params: BenchParams, seed: int, out_dir: Path, log: Callable[[str],
         sources["online"] = {}
         for sc in tests:
             online_counts[sc.sid] = {}
-            hook = online_defense(guards["proposed"], params.online_window, params.online_horizon, online_counts[sc.sid],
-                                  params.online_screen)
+            hook = online_defense(guards["proposed"], params.online_window, params.online_horizon, online_counts[sc.sid])
             sources["online"][sc.sid] = build_world(sc, folder / f"online-scenario{sc.sid}.db", np.random.default_rng([seed, sc.sid]),
                                                     per, attack_for(sc), feat, after_step=hook)
         timings["online_simulate_s"] = time.perf_counter() - t4

@@ -1,14 +1,6 @@
 """The MisInfoTask benchmark (ARGUS setting): loader, LLM and embedding judges, the
 resumable sweep (asyncio or Ray) and reports rendered from its run log."""
 
-from ._data import (
-    MisinfoTask,
-    default_dataset_path,
-    load_tasks,
-    parse_seeds,
-    parse_task_selection,
-    sample_tasks_path,
-)
 from ._judge import ClaimCheck, JudgeScore, LLMJudge, ProxyJudge, split_sentences
 from ._report import (
     comparison_markdown,
@@ -40,21 +32,16 @@ __all__ = [
     "Components",
     "JudgeScore",
     "LLMJudge",
-    "MisinfoTask",
     "ProxyJudge",
     "SweepConfig",
     "background_for",
     "bootstrap_ci",
     "comparison_markdown",
     "defense_label",
-    "default_dataset_path",
     "defense_usage_by_round",
     "llm_verdicts",
     "localization_by_round",
-    "load_tasks",
-    "parse_seeds",
     "paired_reduction_ci",
-    "parse_task_selection",
     "plot_defense_curves",
     "plot_mt_curve",
     "rejudge_sweep",
@@ -63,7 +50,6 @@ __all__ = [
     "run_key",
     "run_one",
     "run_sweep",
-    "sample_tasks_path",
     "summarize",
     "write_comparison",
     "write_reports",

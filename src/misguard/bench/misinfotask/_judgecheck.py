@@ -22,7 +22,7 @@ from ...config import Settings
 from ...errors import ConfigError
 from ...llm import LLM
 from ...runlog import RunHeader, RunLog, public_settings
-from ._data import MisinfoTask
+from ...mas import MisinfoTask
 from ._judge import LLMJudge
 from ._stats import bootstrap_ci
 

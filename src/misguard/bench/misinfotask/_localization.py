@@ -21,12 +21,12 @@ from rich.table import Table
 
 from ...attacks import default_background
 from ...config import Settings
-from ...defenses import ArgusDefense, split_sentences
+from ...defenses import split_sentences
 from ...embed import get_embedder
 from ...llm import get_llm
-from ...mas import EventLog, EventLogView, SystemView
+from ...mas import DefenseContext, EventLog, EventLogView, SystemView, build_defense
 from ...runlog import RunHeader, RunLog, public_settings
-from ._data import load_tasks, sample_tasks_path
+from ...mas import load_tasks, sample_tasks_path
 
 
 def random_out_graph(n_agents: int, degree: int, seed: int) -> nx.DiGraph:
@@ -57,7 +57,8 @@ def _traffic_log(graph: nx.DiGraph, pool: list[str], poison: list[str], hijacked
 
 
 def run_localization_bench(
-    settings: Settings, output: Path, *, agents: int, degree: int, repeats: int, console: Console
+    settings: Settings, output: Path, *, agents: int, degree: int, repeats: int, console: Console,
+    defense_name: str = "argus",
 ) -> dict[str, Any]:
     embedder = get_embedder(None, settings.embed)
     tasks = load_tasks(sample_tasks_path())
@@ -67,7 +68,7 @@ def run_localization_bench(
     graph = random_out_graph(agents, degree, settings.seed)
     hijacked = "agent_1"
     log = _traffic_log(graph, pool, poison, hijacked, settings.seed)
-    defense = ArgusDefense(get_llm("mock"), embedder, settings.defense.argus)
+    (defense,) = build_defense(defense_name, DefenseContext(settings, {"worker": get_llm("mock")}, embedder))
     started = time.perf_counter()
     embedder.embed(sorted(set(pool + poison)), "query")  # what the run embedded as messages passed
     embed_s = time.perf_counter() - started
@@ -97,7 +98,7 @@ def run_localization_bench(
     header = RunHeader(
         kind="bench.localization", settings=public_settings(settings),
         components={"embedder": embedder.describe(), "defense": defense.describe()}, seeds={"graph": settings.seed},
-        params={"agents": agents, "degree": degree, "repeats": repeats},
+        params={"agents": agents, "degree": degree, "repeats": repeats, "defense": defense_name},
     )
     output.mkdir(parents=True, exist_ok=True)
     runlog = RunLog.open(output / "runlog.jsonl", header, resume=False)

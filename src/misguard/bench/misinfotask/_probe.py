@@ -37,11 +37,19 @@ from ...llm import LLM, get_llm
 from ...mas import DefenseContext, EventLog, EventLogView, InterceptorAction, SystemView, build_defense
 from ...runlog import RunHeader, RunLog, public_settings
 from ...types import EdgeMessage
-from ._data import MisinfoTask
+from ...mas import MisinfoTask
 from ._judge import ProxyJudge
 from ._stats import bootstrap_ci
 
 SENDER, RECEIVER = "agent_1", "agent_2"
+
+
+def _needs_llm(defense: str, settings: Settings, params: Mapping[str, Any]) -> bool:
+    """Whether `defense` with `params` calls an LLM (no model is loaded for one that does not)."""
+    from ...mas import DEFENSES, defense_params
+
+    typed = defense_params(defense, settings, params)
+    return bool(DEFENSES.get(defense).metadata.get("needs_llm", True) or getattr(typed, "rectifier_llm", False))
 
 
 def probe_messages(task: MisinfoTask, k: int, seed: int) -> tuple[dict[str, str], tuple[str, ...]]:
@@ -99,15 +107,19 @@ def run_defense_probe(
     (acting rate per kind with bootstrap intervals over messages, tokens per message).
     Components not given are built from `settings` (`rectifier_model` names the rectifier)."""
     console = console or Console()
-    worker = worker or get_llm(None, settings.llm)
-    if rectifier is None:
-        rectifier_spec = rectifier_model or settings.defense.rectifier_model
-        rectifier = get_llm(rectifier_spec, settings.llm) if rectifier_spec and rectifier_spec != worker.spec else worker
-    embedder = embedder or get_embedder(None, settings.embed)
     params = dict(defense_params or {})
+    llms: dict[str, LLM] = {}
+    if _needs_llm(defense, settings, params) or worker is not None:
+        worker = worker or get_llm(None, settings.llm)
+        if rectifier is None:
+            rectifier_spec = rectifier_model or settings.defense.rectifier_model
+            rectifier = get_llm(rectifier_spec, settings.llm) if rectifier_spec and rectifier_spec != worker.spec else worker
+        llms = {"worker": worker, "rectifier": rectifier}
+    embedder = embedder or get_embedder(None, settings.embed)
     header = RunHeader(
         kind="bench.defense-probe", settings=public_settings(settings),
-        components={"worker_llm": worker.describe(), "rectifier_llm": rectifier.describe(), "embedder": embedder.describe()},
+        components={"worker_llm": llms["worker"].describe() if llms else None,
+                    "rectifier_llm": llms["rectifier"].describe() if llms else None, "embedder": embedder.describe()},
         seeds={"messages": settings.seed, "llm": settings.llm.seed},
         params={"defense": defense, "defense_params": params, "k": k, "tasks": [t.id for t in tasks]},
     )
@@ -124,7 +136,7 @@ def run_defense_probe(
                 key = f"{task.id}:{kind}"
                 if key in done:
                     continue
-                context = DefenseContext(settings=settings, llms={"worker": worker, "rectifier": rectifier},
+                context = DefenseContext(settings=settings, llms=llms,
                                          embedder=embedder, ground_truths=evidence, seed=settings.seed)
                 interceptors = build_defense(defense, context, params)
                 row = asyncio.run(_decide(interceptors, text))

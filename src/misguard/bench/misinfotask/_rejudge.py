@@ -3,7 +3,7 @@
 The agents' answers and messages stay as they were; only the LLM judge's fields of each
 run record (MT, task success, per-round influence, judge usage) are replaced. This is how a
 sweep run on a small local model gets a stronger judge later (a larger local pack or any
-OpenAI-compatible URL). The result is a sweep directory of its own: `misinfotask-report`
+OpenAI-compatible URL). The result is a sweep directory of its own: `misguard runs report`
 reads it like any other, and a rerun resumes.
 """
 
@@ -18,9 +18,10 @@ from typing import Any
 from ...config import Settings
 from ...errors import ConfigError
 from ...llm import LLM
-from ...mas import MeteredLLM, read_events
+from ...llm import MeteredLLM
+from ...mas import read_events
 from ...runlog import RunHeader, RunLog, public_settings, read_runlog
-from ._data import MisinfoTask
+from ...mas import MisinfoTask
 from ._judge import LLMJudge
 from ._sweep import llm_verdicts
 

@@ -187,22 +187,36 @@ def paired_runs(base: dict[str, Any], treated: dict[str, Any]) -> dict[str, Any]
 
 def defense_label(identity: dict[str, Any]) -> str:
     """`argus`, or `argus (dynamic_localization=False)` when parameters differ from the
-    code's defaults: the row name of the ablation table."""
+    defense's defaults: the row name of the ablation table. A run of a defense family
+    (`argus`, `argus-paper`) is named after the member it differs least from, so an older
+    run log that recorded the paper's configuration under `argus` reads `argus-paper`."""
     from ...config import Settings
-    from ...mas import defense_params
+    from ...mas import DEFENSES, defense_params
 
     name = identity.get("defense", "none")
     given = identity.get("defense_params") or {}
     try:
-        defaults = defense_params(name, Settings())
+        key = DEFENSES.get(name).metadata.get("settings_key")
+        family = [e.name for e in DEFENSES if key is not None and e.metadata.get("settings_key") == key] or [name]
     except Exception:  # a defense this install does not know: show every parameter
-        defaults = None
-    base = defaults.model_dump(mode="json") if defaults is not None else {}
-    changed = {k: v for k, v in given.items() if base.get(k) != v}
+        key, family = None, [name]
+    if key == "argus":
+        from ...defenses.argus import upgrade_params
+
+        given = upgrade_params(given, strict=False)
+    labels = []
+    for member in family:
+        try:
+            base = defense_params(member, Settings()).model_dump(mode="json")  # type: ignore[union-attr]
+        except Exception:
+            base = {}
+        changed = {k: v for k, v in given.items() if base.get(k) != v}
+        labels.append((len(changed), member != name, member, changed))
+    _, _, chosen, changed = min(labels)
     rect = identity.get("rectifier_model")
     if rect and rect != identity.get("model") and name != "none":
         changed["rectifier"] = rect
-    return name + (" (" + ", ".join(f"{k}={v}" for k, v in sorted(changed.items())) + ")" if changed else "")
+    return chosen + (" (" + ", ".join(f"{k}={v}" for k, v in sorted(changed.items())) + ")" if changed else "")
 
 
 def _tokens(usage: dict[str, Any]) -> int:

@@ -22,14 +22,13 @@ from ...attacks import ATTACKS, AttackSpec, build_attack, default_background
 from ...config import Settings
 from ...embed import Embedder, get_embedder
 from ...errors import ConfigError, MissingExtraError
-from ...llm import LLM, get_llm
-from ...defenses import localization_quality
+from ...llm import LLM, MeteredLLM, get_llm
+from ...defenses.argus import localization_quality
 from ...mas import (
     DEFENSES,
     DefenseContext,
     EventLog,
     MASConfig,
-    MeteredLLM,
     MultiAgentSystem,
     RoleLLMs,
     build_defense,
@@ -38,7 +37,7 @@ from ...mas import (
 )
 from ...runlog import RunHeader, RunLog, public_settings
 from ...types import Usage
-from ._data import MisinfoTask
+from ...mas import MisinfoTask
 from ._judge import LLMJudge, ProxyJudge
 
 class SweepConfig(BaseModel):
@@ -384,7 +383,7 @@ def open_runlog(output: Path, settings: Settings, config: SweepConfig, component
         log.close()
         raise ConfigError(
             f"{output} was judged by {judged_by['judge']} with prompts {judged_by['prompts']}, not "
-            f"{judging['judge']} with {judging['prompts']}; use another --output (and `bench misinfotask-rejudge` "
+            f"{judging['judge']} with {judging['prompts']}; use another --output (and `misguard runs rejudge` "
             "to score its finished runs with this judge)"
         )
     return log

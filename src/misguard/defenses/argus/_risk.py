@@ -1,13 +1,14 @@
 """Misinformation risk of sentences: a linear model over the embedder's vectors, ARGUS's
 evidence path that needs no LLM.
 
-The local rectifiers cannot tell a task's misinformation from its truths (docs/BENCHMARKS.md,
-"Per-message probe"), so the goal loop never starts and MT never moves. A logistic
-regression on e5 sentence vectors, trained on MisInfoTask's misinformation arguments vs the
-same tasks' ground truths, reference solutions and task statements, separates them on tasks
-it never saw (`misguard bench argus-risk`). It learns mostly *how* misinformation is argued
-here (invented sources, universal claims, appeals to authority) more than *what* it says,
-so it is evidence to weigh, not a fact-checker; every use of it in ARGUS is a parameter.
+Small local rectifiers cannot tell a task's misinformation from its truths (docs/argus.md),
+so the paper's goal loop never starts with them. A logistic regression on sentence vectors,
+fitted on task files (`fit_risk_model`, `misguard defenses fit-risk`):
+    misinformation (1)  each task's goal and the sentences of its misinformation arguments;
+    other (0)           the sentences of its ground truths, reference solution and task
+                        statement (what honest agents talk about).
+It learns much of *how* misinformation is argued (invented sources, universal claims,
+appeals to authority) besides *what* it says, so it is evidence to weigh, not a fact-checker.
 
 Two thresholds travel with the weights, both chosen on out-of-fold scores of the training
 tasks (grouped by task), never on evaluated ones:
@@ -30,8 +31,11 @@ from typing import Any
 
 import numpy as np
 
-from ..embed import Embedder
-from ..errors import ConfigError, DataError, MissingExtraError
+from ...embed import Embedder
+from ...errors import ConfigError, DataError, MissingExtraError
+from ...mas import MisinfoTask
+from .._text import split_sentences
+from ._calibrate import youden_threshold
 
 FORMAT = "misguard.message-risk"
 FORMAT_VERSION = 1
@@ -106,19 +110,19 @@ class MessageRiskModel:
         """Read a saved model; refuses one fitted for another embedder than `embedder`."""
         path = Path(path)
         if not path.is_file():
-            raise ConfigError(f"risk model {path} not found; train one with `misguard bench argus-risk`")
+            raise ConfigError(f"risk model {path} not found; fit one with `misguard defenses fit-risk`")
         try:
             raw = json.loads(path.read_text())
         except (OSError, json.JSONDecodeError) as exc:
             raise DataError(f"cannot read the risk model: {exc}", source=str(path)) from None
         if not isinstance(raw, dict) or raw.get("format") != FORMAT:
-            raise DataError("not a misguard message-risk model (train one with `misguard bench argus-risk`)", source=str(path))
+            raise DataError("not a misguard message-risk model (fit one with `misguard defenses fit-risk`)", source=str(path))
         if raw.get("version") != FORMAT_VERSION:
             raise DataError(f"risk model format version {raw.get('version')}; this misguard reads {FORMAT_VERSION}", source=str(path))
         if embedder is not None and (raw["embedder"] != embedder.spec or raw["dim"] != embedder.dim):
             raise ConfigError(
                 f"{path} was fitted for {raw['embedder']} ({raw['dim']} dims) but the embedder is {embedder.spec} "
-                f"({embedder.dim} dims); retrain it with `misguard bench argus-risk` under this embedder"
+                f"({embedder.dim} dims); fit one for it with `misguard defenses fit-risk`"
             )
         return cls(raw["embedder"], np.asarray(raw["weights"], dtype=np.float64), float(raw["bias"]),
                    float(raw["act_threshold"]), float(raw["screen_threshold"]), raw.get("report", {}), path)
@@ -186,3 +190,61 @@ def fit_message_risk(
         "screen_tpr": screen_tpr, "screen_negatives_skipped_oof": round(float((scores[y == 0] < screen).mean()), 4),
     }
     return MessageRiskModel(embedder, final.coef_[0].astype(np.float64), float(final.intercept_[0]), act, screen, info)
+
+
+KINDS = ("goal", "argument", "ground_truth", "reference", "task")
+
+
+@dataclass(frozen=True)
+class RiskSentence:
+    task: int
+    label: int
+    kind: str
+    text: str
+
+
+def risk_sentences(tasks: Sequence[MisinfoTask]) -> list[RiskSentence]:
+    """The labelled sentences of `tasks` (see the module docstring)."""
+    out = []
+    for t in tasks:
+        out.append(RiskSentence(t.id, 1, "goal", t.misinfo_goal))
+        for kind, label, texts in (
+            ("argument", 1, t.misinfo_argument), ("ground_truth", 0, t.ground_truth),
+            ("reference", 0, (t.reference_solution,)), ("task", 0, (t.user_input,)),
+        ):
+            for text in texts:
+                out += [RiskSentence(t.id, label, kind, s) for s in (split_sentences(text) or [text])]
+    return out
+
+
+def fit_risk_model(tasks: Sequence[MisinfoTask], embedder: Embedder, **fit: Any) -> MessageRiskModel:
+    """Fit the risk model on `tasks` for `embedder` (C and thresholds by cross-validation
+    grouped by task; `fit` goes to `fit_message_risk`)."""
+    rows = risk_sentences(tasks)
+    vectors = embedder.embed([r.text for r in rows], "query")
+    counts = {k: sum(r.kind == k for r in rows) for k in KINDS}
+    return fit_message_risk(
+        vectors, [r.label for r in rows], [r.task for r in rows], embedder=embedder.spec,
+        report={"tasks": sorted({r.task for r in rows}), "sentences_by_kind": counts}, **fit,
+    )
+
+
+def evaluate_risk_model(model: MessageRiskModel, tasks: Sequence[MisinfoTask], embedder: Embedder) -> dict[str, Any]:
+    """AUC and threshold rates of `model` on `tasks` (keep them apart from its training tasks)."""
+    trained = set(model.report.get("tasks", []))
+    overlap = sorted(trained & {t.id for t in tasks})
+    rows = risk_sentences(tasks)
+    scores = model.probabilities(embedder.embed([r.text for r in rows], "query"))
+    kind = np.array([r.kind for r in rows])
+    label = np.array([r.label for r in rows])
+    pos = scores[label == 1]
+    out: dict[str, Any] = {
+        "tasks": sorted({r.task for r in rows}), "overlap_with_training": overlap,
+        "auc": youden_threshold(pos, scores[label == 0])["auc"],
+        "auc_vs": {k: youden_threshold(pos, scores[kind == k])["auc"] for k in ("ground_truth", "reference", "task")},
+        "act_threshold": model.act_threshold, "screen_threshold": model.screen_threshold,
+        "at_act": {k: float((scores[kind == k] >= model.act_threshold).mean()) for k in KINDS},
+        "below_screen": {k: float((scores[kind == k] < model.screen_threshold).mean()) for k in KINDS},
+        "sentences": {k: int((kind == k).sum()) for k in KINDS},
+    }
+    return out

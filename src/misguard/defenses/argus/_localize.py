@@ -18,8 +18,7 @@ Later rounds: score = alpha * topology + beta * relevance + gamma * frequency, p
                so a hijacked agent's next message may take an edge that carried nothing yet.
                ARGUS passes the mean sentence risk of everything the sender sent so far
                (`SenderRiskHistory`): a hijacked agent states the false claim in most of its
-               sentences, an honest one in few. Without it, the highest sentence risk the
-               sender sent last round.
+               sentences, an honest one in few.
 
 Betweenness comes from igraph (C) when installed, else networkx; the two agree (tested).
 On 2000 agents x 10 out-edges igraph took 2.0 s where rustworkx took 3.2 s (parallel, both
@@ -182,8 +181,8 @@ class Localizer:
         self, graph: nx.DiGraph, round: int, traffic: Traffic, goal_vectors: np.ndarray | None,
         sender_risk: dict[str, float] | None = None,
     ) -> Localization:
-        """Topology, relevance to the goals, frequency and (with risks) risk, weighted; plain top-k.
-        `sender_risk` (sender -> score) replaces the risk term's last-round maximum."""
+        """Topology, relevance to the goals, frequency and (with `sender_risk`, sender ->
+        score) the sender's risk, weighted; plain top-k."""
         edges, topo = self.topology(graph)
         index = {e: i for i, e in enumerate(edges)}
         w = self.weights
@@ -193,22 +192,11 @@ class Localizer:
                 frequency[index[edge]] += 1
         relevance = self.relevance(edges, index, traffic, goal_vectors)
         score = w.alpha * _minmax(topo) + w.beta * relevance + w.gamma * _minmax(frequency)
-        if sender_risk is None and traffic.sentence_risks is not None:
-            sender_risk = self.last_round_max(traffic)
         if sender_risk is not None and w.delta:
             score = score + w.delta * np.array([sender_risk.get(sender, 0.0) for sender, _ in edges], dtype=float)
         k = min(self.k_for(graph), len(edges))
         order = np.lexsort((np.arange(len(edges)), -score))[:k]  # ties: graph order
         return Localization(round, [edges[i] for i in order], dict(zip(edges, score.tolist())), "adaptive")
-
-    @staticmethod
-    def last_round_max(traffic: Traffic) -> dict[str, float]:
-        """Per sender: the highest sentence risk of what it sent last round (`risk_memory="last_max"`)."""
-        by_sender: dict[str, float] = {}
-        for (sender, _), risks in zip(traffic.edges, traffic.sentence_risks or ()):
-            if len(risks):
-                by_sender[sender] = max(by_sender.get(sender, 0.0), float(np.max(risks)))
-        return by_sender
 
     def relevance(
         self, edges: Sequence[Edge], index: dict[Edge, int], traffic: Traffic, goal_vectors: np.ndarray | None

@@ -1,6 +1,10 @@
-"""MisInfoTask records: loading and validation. The dataset is never shipped; load it by
-path (`--data`, or `<data_dir>/misinfotask/MisinfoTask.json`). A few tasks written for
-misguard ship in `data/sample_tasks.json`."""
+"""Task files: the MisInfoTask format, loading, validation and selection.
+
+A task file is a JSON list of records (the format of the MisInfoTask dataset): what the
+multi-agent system works on (`user_input`, `agent_num`, `tools`), and what attacks and
+evaluation use (`misinfo_goal`, `misinfo_argument`, `ground_truth`, `reference_solution`).
+The system itself only ever sees `runtime_task()`. Three tasks written for misguard ship
+in `data/sample_tasks.json`; datasets are loaded by path."""
 
 from __future__ import annotations
 
@@ -11,14 +15,11 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ...errors import DataError
-from ...mas import Task, ToolSpec
-
-DATASET_RELATIVE = Path("misinfotask") / "MisinfoTask.json"
-
+from ..errors import DataError
+from ._task import Task, ToolSpec
 
 class MisinfoTask(BaseModel):
-    """One MisInfoTask record (the 10 fields of the published file)."""
+    """One task record (the 10 fields of the MisInfoTask file format)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -42,13 +43,8 @@ class MisinfoTask(BaseModel):
 
 
 def sample_tasks_path() -> Path:
-    return Path(str(resources.files("misguard.bench.misinfotask").joinpath("data", "sample_tasks.json")))
-
-
-def default_dataset_path(data_dir: Path | None) -> Path:
-    """`<data_dir>/misinfotask/MisinfoTask.json`, or `../shared/data/...` from the cwd."""
-    base = data_dir if data_dir is not None else Path("..") / "shared" / "data"
-    return base / DATASET_RELATIVE
+    """The three tasks written for misguard that ship with it (`--data sample`)."""
+    return Path(str(resources.files("misguard.mas").joinpath("data", "sample_tasks.json")))
 
 
 def load_tasks(path: str | Path) -> list[MisinfoTask]:
@@ -60,8 +56,7 @@ def load_tasks(path: str | Path) -> list[MisinfoTask]:
     path = Path(path)
     if not path.is_file():
         raise DataError(
-            "no such file; pass --data PATH or set data_dir (the dataset is not shipped; "
-            "`sample` loads the tasks that ship with misguard)",
+            "no such task file; pass --data PATH (`--data sample` runs the tasks that ship with misguard)",
             source=str(path),
         )
     try:

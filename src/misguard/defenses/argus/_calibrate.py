@@ -20,9 +20,9 @@ from typing import Any
 
 import numpy as np
 
-from ...defenses import split_sentences
+from .._text import split_sentences
 from ...embed import Embedder
-from ._data import MisinfoTask
+from ...mas import MisinfoTask
 
 INTENT = "The sender wants the team to believe that {}"
 

@@ -4,9 +4,8 @@ import json
 
 import pytest
 
-from misguard.bench.misinfotask import (
+from misguard.mas import (
     MisinfoTask,
-    default_dataset_path,
     load_tasks,
     parse_seeds,
     parse_task_selection,
@@ -25,7 +24,7 @@ def test_shipped_sample_tasks_validate():
 
 @pytest.mark.shared_data
 def test_real_dataset_loads_and_validates(shared_data):
-    tasks = load_tasks(default_dataset_path(shared_data))
+    tasks = load_tasks(shared_data / "misinfotask" / "MisinfoTask.json")
     assert len(tasks) == 108 and [t.id for t in tasks] == list(range(108))
     assert {t.agent_num for t in tasks} == {3, 4, 5}
     assert all(5 <= len(t.misinfo_argument) <= 8 and 5 <= len(t.ground_truth) <= 8 for t in tasks)
@@ -50,7 +49,7 @@ def test_validation_names_the_record_and_field(tmp_path):
     (tmp_path / "broken.json").write_text("[{")
     with pytest.raises(DataError, match="not valid JSON"):
         load_tasks(tmp_path / "broken.json")
-    with pytest.raises(DataError, match="no such file"):
+    with pytest.raises(DataError, match="no such task file"):
         load_tasks(tmp_path / "missing.json")
     with pytest.raises(DataError, match="non-empty JSON list"):
         load_tasks(_write(tmp_path, {}))
