@@ -2,10 +2,10 @@
 hijacked agents' outgoing edges. Exact when the monitored set changes no message (no
 rectifier LLM, `risk_all_channels`): each round's traffic, goals and risks are as recorded.
 Arguments: run directories (with `events/`); `--defense-param KEY=VALUE` overrides the
-recorded ARGUS parameters (e.g. `risk_memory=last_max`, the localizer before session 23).
+recorded ARGUS parameters (e.g. `risk_memory=last_max`, the localizer before 2026-11-26).
 Prints per round the mean recall and precision, and how many rounds reproduce the recorded
 channels (all of them when the overrides and the code are those of the run). E.g.
-`.venv/bin/python docs/scripts/misinfotask_localization_replay.py runs/s22/inject-argus-q --defense-param risk_memory=last_max`."""
+`.venv/bin/python docs/scripts/misinfotask_localization_replay.py runs/mt-65-80/inject-argus-q --defense-param risk_memory=last_max`."""
 import argparse
 import asyncio
 import json
