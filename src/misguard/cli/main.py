@@ -45,7 +45,7 @@ def _global(
 
 #: Modules with a `register(app)` function; each concern adds its commands in its own module.
 #: `--help` lists them in this order: the user's jobs first, then measuring.
-COMMAND_MODULES = ["claims", "serve", "mas", "defenses", "memory", "models", "basics", "bench", "runs"]
+COMMAND_MODULES = ["claims", "serve", "mas", "defenses", "memory", "models", "basics", "config", "bench", "runs"]
 
 
 def _register() -> None:

@@ -1,5 +1,5 @@
 """Natural-language shared memory: LLM agents write and reuse notes in text, and an LLM
-writes the poison (issue 13's small-scale scenario next to the MPE benchmark).
+writes the poison (a small-scale scenario beside the MPE benchmark).
 
 A team of agents answers questions about a fictional company's operations knowledge base
 (`data/nl_facts.toml`), so a model cannot answer from its weights: what it answers comes

@@ -77,7 +77,7 @@ class MessageRiskModel:
         return 1.0 / (1.0 + np.exp(-(vectors @ self.weights + self.bias)))
 
     def describe(self) -> dict[str, Any]:
-        summary = {k: self.report[k] for k in ("tasks", "positives", "negatives", "C", "oof_auc") if k in self.report}
+        summary = {k: self.report[k] for k in ("data", "tasks", "positives", "negatives", "C", "oof_auc") if k in self.report}
         return {"path": str(self.path) if self.path else None, "embedder": self.embedder,
                 "act_threshold": round(self.act_threshold, 6), "screen_threshold": round(self.screen_threshold, 6),
                 "sha256": self.digest(), "training": summary}
