@@ -45,3 +45,16 @@ def test_python_examples_run(page, tmp_path, monkeypatch):
     assert blocks
     for code in blocks:
         exec(compile(code, page, "exec"), {})  # noqa: S102 - our own documentation
+
+
+@pytest.mark.parametrize("page", ["README.md", "docs/argus.md"])
+def test_the_multi_agent_example_runs_with_a_mock_model(page, tmp_path, monkeypatch):
+    """The example that puts ARGUS on one's own system, with the local pack swapped for the
+    mock backend (the example itself loads the 1.5B model)."""
+    monkeypatch.chdir(tmp_path)
+    blocks = [b for b in re.findall(r"```python\n(.*?)```", (ROOT / page).read_text(encoding="utf-8"), re.DOTALL)
+              if "build_defense(" in b]
+    assert len(blocks) == 1
+    code = blocks[0].replace('get_llm("local/qwen2.5-1.5b")', 'get_llm("mock")')
+    assert 'get_llm("mock")' in code
+    exec(compile(code, page, "exec"), {})  # noqa: S102 - our own documentation

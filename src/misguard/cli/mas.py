@@ -152,6 +152,7 @@ def misinfotask(
 ) -> None:
     """Run the multi-agent system on MisInfoTask under an attack and a defense, judge it, report MT and TSR."""
     from ..bench.misinfotask import results_table, run_sweep, write_reports
+    from ..bench.misinfotask._report import judge_notes
 
     settings = settings_from(ctx)
     path, records = task_file(settings, data)
@@ -165,6 +166,8 @@ def misinfotask(
     log.close()
     summary = write_reports(output, seed=settings.seed)
     console.print(results_table(summary))
+    for note in judge_notes(summary):
+        console.print(note, style="bold red" if note.startswith("WARNING") else None, highlight=False)
     console.print(
         f"MAS tokens/run {summary['mas_tokens_per_run']}, judge tokens/run {summary['judge_tokens_per_run']}, "
         f"wall s/run {summary['wall_s_per_run']}; defense cost/round {summary['defense_cost']}; "

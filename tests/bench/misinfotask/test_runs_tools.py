@@ -117,3 +117,15 @@ def test_an_older_log_of_the_papers_configuration_is_labelled_as_such():
     assert defense_label({"defense": "argus", "defense_params": {**recorded, "top_k": 2}}) == "argus-paper (top_k=2)"
     now = ArgusSettings().model_dump(mode="json")
     assert defense_label({"defense": "argus", "defense_params": now}) == "argus"
+
+
+def test_a_report_says_which_figure_to_believe_and_warns_of_a_judge_that_separates_nothing():
+    from misguard.bench.misinfotask._report import judge_notes
+
+    weak = judge_notes({"metrics": {"MT": {"judge": ["llm:local/qwen2.5-0.5b"]}, "proxy": {"judge": ["proxy:e5"]}}})
+    assert weak[0].startswith("Which figure to believe") and weak[1].startswith("WARNING: llm:local/qwen2.5-0.5b")
+    assert "runs rejudge" in weak[1]
+    strong = judge_notes({"metrics": {"MT": {"judge": ["llm:local/qwen2.5-1.5b"]}}})
+    assert len(strong) == 1
+    unknown = judge_notes({"metrics": {"MT": {"judge": ["llm:openai/some-model"]}}})
+    assert "misinfotask-judge-check" in unknown[1]
