@@ -4,7 +4,6 @@ fallbacks for broken JSON, surfaced backend errors, accounting and the event log
 from __future__ import annotations
 
 import json
-import re
 
 import pytest
 

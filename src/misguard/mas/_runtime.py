@@ -17,21 +17,21 @@ worker's raw text is sent as a message to a neighbour and a `fallback` event wit
 from __future__ import annotations
 
 import asyncio
-import json
 import random
-import re
 import time
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel
 
 from ..errors import LLMOutputError
-from ..llm import LLM, MeteredLLM, salvage_text
+from ..llm import MeteredLLM, salvage_text
 from ..prompts import PromptSet, load_prompts
 from ..types import ChatMessage, EdgeMessage, Usage
+from ._answers import PlanAnswer, WorkerAction
+from ._config import MASConfig, Role, RoleLLMs
 from ._events import EventLog
 from ._interceptor import ConclusionReviewer, EventLogView, Interception, InterceptorAction, Interceptor, SystemView
 from ._memory import ShortTermMemory
@@ -41,122 +41,10 @@ from ._topology import TOPOLOGIES, build_graph, graph_from_adjacency
 if TYPE_CHECKING:
     import networkx as nx  # imported where used: it adds ~0.1-0.4 s to every CLI start
 
-Role = Literal["planner", "worker", "concluder", "tool"]
-
-
 class Retriever(Protocol):
     """A per-agent retrieval store (RAG attacks install one)."""
 
     def retrieve(self, query: str, k: int) -> list[str]: ...
-
-
-class WorkerAction(BaseModel):
-    """The JSON a worker answers with each step (field names as in ARGUS)."""
-
-    model_config = ConfigDict(extra="ignore")
-
-    type: Literal["use_tool", "send_message"]
-    tool_name: str | None = None
-    reply_prompt: str = ""
-    sending_target: str | None = None
-
-    @model_validator(mode="before")
-    @classmethod
-    def _infer_type(cls, data: Any) -> Any:
-        # Small models often drop "type" but fill the rest; infer it rather than re-ask.
-        if isinstance(data, dict) and "type" not in data and data.get("reply_prompt"):
-            return {**data, "type": "use_tool" if data.get("tool_name") else "send_message"}
-        return data
-
-    @field_validator("type", mode="before")
-    @classmethod
-    def _normalise_type(cls, value: Any) -> Any:
-        text = str(value).strip().lower().replace("-", "_").replace(" ", "_")
-        if "tool" in text:
-            return "use_tool"
-        if "send" in text or "message" in text:
-            return "send_message"
-        return value
-
-    @field_validator("reply_prompt", mode="before")
-    @classmethod
-    def _stringify(cls, value: Any) -> Any:
-        return "" if value is None else value if isinstance(value, str) else str(value)
-
-    @field_validator("tool_name", "sending_target", mode="before")
-    @classmethod
-    def _optional_str(cls, value: Any) -> Any:
-        return None if value in (None, "", "null", "None") else str(value)
-
-
-class PlanAnswer(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
-    subtasks: list[str] = Field(min_length=1)
-    graph: dict[str, list[str]] | None = None
-
-    @field_validator("subtasks", mode="before")
-    @classmethod
-    def _strings(cls, value: Any) -> Any:
-        if isinstance(value, list):
-            return [v if isinstance(v, str) else str(v) for v in value]
-        return value
-
-    @field_validator("graph", mode="before")
-    @classmethod
-    def _adjacency(cls, value: Any) -> Any:
-        if not isinstance(value, dict):
-            return None
-        return {str(k): [str(x) for x in (v if isinstance(v, list) else [v])] for k, v in value.items()}
-
-
-class MASConfig(BaseModel):
-    """How a multi-agent run is set up. Defaults follow the paper (5 rounds, memory 5)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    topology: str = "chain"
-    """A name in `TOPOLOGIES` (`self` lets the planner decide) or `custom` with `edges`."""
-    edges: tuple[tuple[str, str], ...] | None = None
-    rounds: int = Field(5, ge=1, le=1000)
-    memory_size: int = Field(5, ge=1)
-    max_tool_calls: int = Field(2, ge=0, le=20)
-    """Tool calls per worker turn before the worker must send its message."""
-    retrieval_k: int = Field(5, ge=1)
-    worker_max_tokens: int = Field(256, ge=16)
-    tool_max_tokens: int = Field(160, ge=16)
-    planner_max_tokens: int = Field(384, ge=16)
-    concluder_max_tokens: int = Field(320, ge=16)
-    concluder_log_chars: int = Field(6000, ge=200)
-    """Budget of message text shown to the concluder; the NEWEST messages are kept."""
-    message_chars: int = Field(1200, ge=50)
-    """Longest message text a worker sends (longer text is cut, which is logged)."""
-    seed: int = 0
-
-
-@dataclass
-class RoleLLMs:
-    """One backend per role; any may be the same object."""
-
-    worker: LLM
-    planner: LLM | None = None
-    concluder: LLM | None = None
-    tool: LLM | None = None
-
-    def for_role(self, role: Role) -> LLM:
-        chosen = {"planner": self.planner, "concluder": self.concluder, "tool": self.tool}.get(role)
-        return chosen or self.worker
-
-    def describe(self) -> dict[str, Any]:
-        roles: tuple[Role, ...] = ("planner", "worker", "concluder", "tool")
-        return {
-            role: {
-                **self.for_role(role).describe(),
-                # temperature, seed and token limit in force for this role's calls
-                "options": self.for_role(role).default_options().model_dump(mode="json"),
-            }
-            for role in roles
-        }
 
 
 @dataclass
