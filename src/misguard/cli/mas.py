@@ -38,7 +38,7 @@ class Executor(str, Enum):
 
 
 #: Options shared by the sweep commands.
-DataOption = Annotated[Optional[str], typer.Option("--data", help="MisinfoTask.json path, or `sample` for the shipped tasks (default <data_dir>/misinfotask/MisinfoTask.json, else ../shared/data/...).")]
+DataOption = Annotated[Optional[str], typer.Option("--data", help="MisinfoTask.json path, a dataset name (misinfotask, misinfotask-new: `misguard data list`), or `sample` for the shipped tasks (default <data_dir>/misinfotask/MisinfoTask.json, else ../shared/data/...).")]
 ModelOption = Annotated[Optional[str], typer.Option("--model", help="LLM spec of the agents (default: --llm); the LLM judge uses --llm.")]
 RectifierOption = Annotated[Optional[str], typer.Option("--rectifier-model", help="LLM spec of the ARGUS rectifier (default: defense.rectifier_model, else the agents' model).")]
 RoundsOption = Annotated[int, typer.Option("--rounds", min=1, help="Rounds of collaboration (paper: 5).")]
@@ -114,8 +114,9 @@ def misinfotask(
 def _records(settings: Any, data: str | None) -> tuple[Path, list[Any]]:
     """The MisInfoTask file `--data` names (or the default path) and its tasks."""
     from ..bench.misinfotask import default_dataset_path, load_tasks, sample_tasks_path
+    from ..data import resolve
 
-    path = sample_tasks_path() if data == "sample" else Path(data) if data else default_dataset_path(settings.data_dir)
+    path = sample_tasks_path() if data == "sample" else resolve(data, settings) if data else default_dataset_path(settings.data_dir)
     return path, load_tasks(path)
 
 
@@ -214,12 +215,13 @@ def misinfotask_rejudge(
     ctx: typer.Context,
     run: Annotated[Path, typer.Argument(help="Output directory of a `bench misinfotask` sweep.")],
     output: Annotated[Path, typer.Option(help="New sweep directory for the re-judged runs (rerun to resume).")],
-    data: Annotated[Optional[str], typer.Option(help="MisinfoTask.json path (default: the sweep's own --data).")] = None,
+    data: Annotated[Optional[str], typer.Option(help="MisinfoTask.json path or dataset name (default: the sweep's own --data).")] = None,
     judge_rounds: Annotated[bool, typer.Option(help="Also re-score each round's messages (one call per round).")] = True,
 ) -> None:
     """Judge a finished sweep again with the `--llm` model (e.g. a larger pack or an
     OpenAI-compatible URL) without rerunning the agents; `misinfotask-report` reads the result."""
     from ..bench.misinfotask import load_tasks, rejudge_sweep, write_reports
+    from ..data import resolve
     from ..llm import get_llm
     from ..runlog import read_runlog
 
@@ -227,7 +229,7 @@ def misinfotask_rejudge(
         raise ConfigError(f"{run} has no runlog.jsonl; pass a directory written by `bench misinfotask`")
     settings = settings_from(ctx)
     header, _ = read_runlog(run / "runlog.jsonl")
-    path = Path(data or header.params.get("identity", {}).get("data", ""))
+    path = resolve(data, settings) if data else Path(header.params.get("identity", {}).get("data", ""))
     if not path.is_file():
         raise ConfigError(f"MisInfoTask file {path} not found; pass --data PATH")
     log = rejudge_sweep(settings, run, output, load_tasks(path), get_llm(None, settings.llm), judge_rounds=judge_rounds)
