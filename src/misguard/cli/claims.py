@@ -61,15 +61,18 @@ def add(
 @claims_app.command("stats")
 @friendly_errors
 def stats(ctx: typer.Context, db: DbOption, json_out: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False) -> None:
-    """Counts by verdict, language, topic and publisher."""
+    """Counts by verdict, language, topic, publisher and review age."""
+    from ..claims import review_age_counts
+
     with _store(settings_from(ctx), db) as store:
         info = store.stats()
+        info["review_age"] = review_age_counts(store)
     if json_out:
         console.print_json(json.dumps(info))
         return
     console.print(f"[bold]{info['path']}[/]: {info['claims']} claims, embedder {info['embedder']}, "
                   f"index {info['index_bytes'] / 1e6:.1f} MB")
-    for key in ("verdict", "language", "topic", "publisher"):
+    for key in ("verdict", "language", "topic", "publisher", "review_age"):
         table = Table(title=key)
         table.add_column(key)
         table.add_column("claims", justify="right")
