@@ -164,7 +164,7 @@ def test_failing_sources_are_reported_and_write_nothing(empty_store):
     assert all(errors), errors
     assert "HTTP 503 after 3 attempt(s)" in errors[0] and f"{site.url}/down.json" in errors[0]
     assert "HTTP 404" in errors[1]
-    assert "not JSON" in errors[2]
+    assert "not JSON" in errors[2] and "looks like an HTML page" in errors[2]
     assert "no ClaimReview" in errors[3]
     assert "could not fetch" in errors[4] and "after 3 attempt(s)" in errors[4] and closed in errors[4]
     assert "no such file" in errors[5]

@@ -84,7 +84,8 @@ def _parse_json(raw: bytes | str, where: str) -> Any:
     except UnicodeDecodeError:
         raise DataError("not UTF-8 text", source=where) from None
     except json.JSONDecodeError as exc:
-        raise DataError(f"not JSON ({exc.msg}, line {exc.lineno})", source=where) from None
+        hint = "; it looks like an HTML page: read it as a page (PageSource, --page)" if text.lstrip()[:1] == "<" else ""
+        raise DataError(f"not JSON ({exc.msg}, line {exc.lineno}){hint}", source=where) from None
     except RecursionError:
         raise DataError("JSON nested too deeply", source=where) from None
 
@@ -314,7 +315,7 @@ def pull_claims(
         ))
     if not claims:
         return PullReport(tuple(reports), fetch_seconds=fetch_seconds)
-    ingest = store.add(claims, source="pull: " + ", ".join(r.source for r in reports if r.error is None),
+    ingest = store.add(claims, source=f"a pull from {sum(r.error is None for r in reports)} source(s)",
                        assign_topics=assign_topics)
     return PullReport(tuple(reports), ingest.added, ingest.updated, ingest.unchanged, ingest.embedded,
                       fetch_seconds, ingest.seconds)

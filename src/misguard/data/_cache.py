@@ -20,6 +20,7 @@ import os
 import shutil
 import tempfile
 import zipfile
+import zlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -283,7 +284,8 @@ class DataCache:
                     if item is not None and item.path not in found:
                         _write(staging / item.path, data)
                         found.add(item.path)
-        except (zipfile.BadZipFile, OSError) as exc:
+        except (zipfile.BadZipFile, OSError, EOFError, RuntimeError, NotImplementedError, zlib.error) as exc:
+            # Corrupt, truncated, encrypted or oddly compressed: nothing of it is trusted.
             raise DataError(f"not a readable zip archive: {exc}", source=source) from None
         return found
 
