@@ -227,7 +227,12 @@ class Settings(BaseSettings):
     seed: int = 0
     """Seed for everything random outside the LLM (sampling, splits, graphs)."""
     data_dir: Path | None = None
-    """Where the shared data sets live (MisInfoTask, LIAR, Snopes, dev sets)."""
+    """Where the shared data sets live (MisInfoTask, LIAR, Snopes, dev sets): a local mirror
+    that `misguard data` and the benchmarks' `--data NAME` read in place."""
+    data_cache_dir: Path | None = None
+    """Where `misguard data fetch` and `add` keep datasets (default ~/.cache/misguard/data)."""
+    google_api_key: SecretStr | None = None
+    """Key for Google's Fact Check Tools API (`misguard claims pull --google-factcheck`)."""
     defense: DefenseSettings = Field(default_factory=DefenseSettings)
     api_keys: Annotated[list[SecretStr], NoDecode] = Field(default_factory=list)
     """Keys `misguard serve` accepts for checks, comma-separated in `MISGUARD_API_KEYS`."""

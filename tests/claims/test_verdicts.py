@@ -17,3 +17,19 @@ from misguard.types import VerdictLabel as V
 )
 def test_publisher_labels_normalise(label, expected):
     assert normalize_verdict(label) is expected
+
+
+@pytest.mark.parametrize(
+    "label, expected",
+    [
+        ("Faux", V.FALSE), ("C'est faux", V.FALSE), ("Trompeur", V.MOSTLY_FALSE), ("Plutôt vrai", V.MOSTLY_TRUE),
+        ("Falso", V.FALSE), ("Engañoso", V.MOSTLY_FALSE), ("Verdad a medias", V.MIXED), ("Verdadero", V.TRUE),
+        ("Enganoso", V.MOSTLY_FALSE), ("Fora de contexto", V.MOSTLY_FALSE), ("Falsch", V.FALSE),
+        ("Größtenteils falsch", V.MOSTLY_FALSE), ("GRÖSSTENTEILS FALSCH", V.MOSTLY_FALSE), ("Onwaar", V.FALSE),
+        ("गलत", V.FALSE), ("भ्रामक", V.MOSTLY_FALSE), ("زائف", V.FALSE), ("مضلل", V.MOSTLY_FALSE),
+        ("错误", V.FALSE), ("误导", V.MOSTLY_FALSE), ("Infondé", V.UNPROVEN), ("Faux !", V.FALSE),
+    ],
+)
+def test_ratings_published_in_other_languages(label, expected):
+    """ClaimReview ratings are free text in the review's language; letters of every script count."""
+    assert normalize_verdict(label) is expected

@@ -23,9 +23,24 @@ from ._detect import (
 )
 from ._guard import MAX_CHARS, Analysis, ClaimGuard, DocumentReport, JudgeAgent, Notification, verdict_row
 from ._ingest import FORMATS, detect_format, read_claims, stable_id, to_claimreview
+from ._pull import (
+    AGE_BANDS,
+    CLAIM_SOURCES,
+    GOOGLE_FACTCHECK_API,
+    ClaimSource,
+    FeedSource,
+    GoogleFactCheckSource,
+    PageSource,
+    PullReport,
+    SourceReport,
+    SourceReviews,
+    pull_claims,
+    review_age_counts,
+)
 from ._rank import RANK_FEATURES, RANKINGS, LinearRanker, average_precision_at, fit_ranker, reciprocal_rank
 from ._reader import EmbeddingReader, PairReader, ReaderExample, ReaderTraining, load_reader, train_reader
 from ._redteam import ATTACKS, LANGUAGES, AttackGenerator, mcq_template, wrap
+from ._reviews import Review, ReviewProblem, find_claimreviews, jsonld_documents, review_id
 from ._shift import LanguageShift
 from ._social import STEPS as SOCIAL_STEPS
 from ._social import normalize_social
@@ -35,6 +50,9 @@ from ._topics import TOPICS, LLMTopicClassifier, OfflineTopicClassifier, parse_t
 from ._verdicts import FALSE_LIKE, normalize_verdict
 
 __all__ = [
+    "AGE_BANDS", "CLAIM_SOURCES", "GOOGLE_FACTCHECK_API", "ClaimSource", "FeedSource", "GoogleFactCheckSource",
+    "PageSource", "PullReport", "Review", "ReviewProblem", "SourceReport", "SourceReviews", "find_claimreviews",
+    "jsonld_documents", "pull_claims", "review_age_counts", "review_id",
     "RANKINGS", "RANK_FEATURES", "SOCIAL_STEPS", "LinearRanker", "average_precision_at", "fit_ranker",
     "normalize_social", "reciprocal_rank",
     "ATTACKS", "FALSE_LIKE", "FEATURES", "FORMATS", "LANGUAGES", "MAX_CHARS", "TOPICS",

@@ -15,7 +15,8 @@ def _add(label: VerdictLabel, *names: str) -> None:
 
 
 def _key(text: str) -> str:
-    return re.sub(r"[^a-z0-9]+", " ", text.lower()).strip()
+    # Letters of every script count (ratings come in many languages); case is folded.
+    return re.sub(r"[\W_]+", " ", text.casefold()).strip()
 
 
 _add(
@@ -53,6 +54,58 @@ _add(
 )
 _add(VerdictLabel.OTHER, "legend", "outdated", "other", "opinion", "flip flop", "full flop", "no flip")
 
+# The same ratings as fact-checkers publish them in other languages (ClaimReview
+# `alternateName` is free text in the review's language).
+_add(
+    VerdictLabel.FALSE,
+    "c'est faux", "fausse", "intox", "infox", "arnaque", "montage", "photo truquée",  # fr
+    "falsa", "bulo", "estafa", "engaño",  # es
+    "boato", "golpe", "fake news", "montagem",  # pt
+    "frei erfunden", "fälschung", "manipuliert",  # de
+    "bufala", "notizia falsa",  # it
+    "onwaar", "niet waar", "nep",  # nl
+    "fałsz", "nieprawda", "yanlış", "ложь", "фейк", "неправда",  # pl, tr, ru
+    "गलत", "फर्जी", "झूठ", "झूठा", "असत्य",  # hi
+    "زائف", "خطأ", "كاذب", "مزيف", "مفبرك",  # ar
+    "错误", "假", "谣言", "不实",  # zh
+)
+_add(
+    VerdictLabel.MOSTLY_FALSE,
+    "trompeur", "trompeuse", "plutôt faux", "manque de contexte", "sorti de son contexte", "exagéré",
+    "partiellement faux",  # fr
+    "engañoso", "engañosa", "mayormente falso", "falta contexto", "sacado de contexto", "exagerado",
+    "parcialmente falso",  # es, pt
+    "enganoso", "enganosa", "distorcido", "fora de contexto",  # pt
+    "irreführend", "größtenteils falsch", "fehlender kontext", "teilweise falsch",  # de
+    "fuorviante", "in gran parte falso",  # it
+    "misleidend", "grotendeels onwaar",  # nl
+    "भ्रामक", "مضلل", "误导", "误导性",  # hi, ar, zh
+)
+_add(
+    VerdictLabel.MIXED,
+    "en partie vrai", "à moitié vrai", "partiellement vrai",  # fr
+    "verdad a medias", "parcialmente cierto", "parcialmente verdadero",  # es
+    "meia verdade", "parcialmente verdadeiro",  # pt
+    "teilweise richtig", "teilweise wahr", "halb wahr",  # de
+    "vero a metà", "gedeeltelijk waar", "आंशिक रूप से सच", "صحيح جزئيا", "部分正确",  # it, nl, hi, ar, zh
+)
+_add(
+    VerdictLabel.MOSTLY_TRUE,
+    "plutôt vrai", "mayormente verdadero", "mayormente cierto", "majoritariamente verdadeiro",
+    "größtenteils richtig", "größtenteils wahr", "in gran parte vero", "grotendeels waar",
+)
+_add(
+    VerdictLabel.TRUE,
+    "c'est vrai", "cierto", "verdadera", "verdadeiro", "verdadeira", "correto", "richtig", "vero", "waar",
+    "prawda", "doğru", "правда", "सच", "सही", "सत्य", "صحيح", "正确", "属实",
+)
+_add(
+    VerdictLabel.UNPROVEN,
+    "infondé", "non prouvé", "invérifiable", "sin pruebas", "sin evidencia", "no verificable",
+    "não comprovado", "sem provas", "unbelegt", "nicht belegt", "non provato", "onbewezen",
+    "अपुष्ट", "غير مؤكد", "未经证实", "未证实",
+)
+
 
 def normalize_verdict(label: str | None) -> VerdictLabel:
     """Map a publisher's free-text rating to a `VerdictLabel` (unknown text -> OTHER).
@@ -72,7 +125,7 @@ def normalize_verdict(label: str | None) -> VerdictLabel:
         return VerdictLabel.MOSTLY_TRUE
     if key.startswith(("half true", "mixed", "mixture", "partly")):
         return VerdictLabel.MIXED
-    if key.startswith(("false", "fake", "pants on fire", "incorrect", "not true")):
+    if key.startswith(("false", "fake", "pants on fire", "incorrect", "not true", "faux", "falso", "falsch", "onwaar")):
         return VerdictLabel.FALSE
     if key.startswith(("true", "correct", "accurate")):
         return VerdictLabel.TRUE

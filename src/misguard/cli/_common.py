@@ -55,14 +55,16 @@ def friendly_errors(fn: F) -> F:
 
 
 def task_file(settings: Settings, data: str | None) -> tuple[Path, list[Any]]:
-    """The task file `--data` names (`sample`: the tasks that ship with misguard; no
-    `--data`: `<data_dir>/misinfotask/MisinfoTask.json` when `data_dir` is set) and its tasks."""
+    """The task file `--data` names (a path, a dataset name such as `misinfotask`, or `sample`:
+    the tasks that ship with misguard; no `--data`: `<data_dir>/misinfotask/MisinfoTask.json`
+    when `data_dir` is set) and its tasks."""
+    from ..data import resolve
     from ..mas import load_tasks, sample_tasks_path
 
     if data == "sample":
         path = sample_tasks_path()
     elif data:
-        path = Path(data)
+        path = resolve(data, settings)
     elif settings.data_dir is not None:
         path = settings.data_dir / "misinfotask" / "MisinfoTask.json"
     else:

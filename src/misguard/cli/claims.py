@@ -36,15 +36,16 @@ def _store(settings: Settings, db: Path, *, create: bool = False):
 @friendly_errors
 def add(
     ctx: typer.Context,
-    files: Annotated[list[Path], typer.Argument(help="Claim files: JSONL, CSV, ClaimReview JSON-LD, LIAR TSV, Snopes JSONL.")],
+    files: Annotated[list[str], typer.Argument(help="Claim files: JSONL, CSV, ClaimReview JSON-LD, LIAR TSV, Snopes JSONL; or dataset files by name (snopes, liar/test.tsv: `misguard data list`).")],
     db: DbOption,
     format: Annotated[Optional[str], typer.Option("--format", help="jsonl, csv, claimreview, liar or snopes (default: from the file).")] = None,
 ) -> None:
     """Ingest claim files; each file is all or nothing, re-ingested ids are updated."""
     from ..claims import OfflineTopicClassifier, read_claims
+    from ..data import resolve
 
     settings = settings_from(ctx)
-    parsed = [(path, read_claims(path, format)) for path in files]  # parse everything first
+    parsed = [(path, read_claims(path, format)) for path in (resolve(f, settings) for f in files)]  # parse everything first
     with _store(settings, db, create=True) as store:
         topics = OfflineTopicClassifier(store.embedder)
         for path, claims in parsed:
@@ -60,15 +61,18 @@ def add(
 @claims_app.command("stats")
 @friendly_errors
 def stats(ctx: typer.Context, db: DbOption, json_out: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False) -> None:
-    """Counts by verdict, language, topic and publisher."""
+    """Counts by verdict, language, topic, publisher and review age."""
+    from ..claims import review_age_counts
+
     with _store(settings_from(ctx), db) as store:
         info = store.stats()
+        info["review_age"] = review_age_counts(store)
     if json_out:
         console.print_json(json.dumps(info))
         return
     console.print(f"[bold]{info['path']}[/]: {info['claims']} claims, embedder {info['embedder']}, "
                   f"index {info['index_bytes'] / 1e6:.1f} MB")
-    for key in ("verdict", "language", "topic", "publisher"):
+    for key in ("verdict", "language", "topic", "publisher", "review_age"):
         table = Table(title=key)
         table.add_column(key)
         table.add_column("claims", justify="right")
@@ -230,7 +234,7 @@ def _print_verdict(text: str, verdict) -> None:
 def bench_claims(
     ctx: typer.Context,
     output: Annotated[Path, typer.Option(help="Directory for the run log, tables and summary.")] = Path("runs/bench-claims"),
-    data: Annotated[Optional[Path], typer.Option(help="Shared data directory (default settings.data_dir or ../shared/data).")] = None,
+    data: Annotated[Optional[str], typer.Option(help="Shared data directory, or a dataset name whose data root (cache or mirror) to read (default settings.data_dir or ../shared/data).")] = None,
     distractors: Annotated[int, typer.Option(help="LIAR + Snopes false claims added to the store (0 = none, -1 = all).")] = -1,
     store_dir: Annotated[Optional[Path], typer.Option(help="Claim store to build/reuse (default OUTPUT/store).")] = None,
     judge: Annotated[bool, typer.Option("--judge", help="Also run the paper's LLM judge with the configured --llm.")] = False,
@@ -252,6 +256,7 @@ def bench_claims(
     paper-style LIAR/Snopes attacks and CheckThat train, reported per source and cell;
     topic routing, the LLM judge, and speed."""
     from ..bench.claims import run_claims_bench
+    from ..data import resolve_root
 
     if only not in (None, "speed", "judge-band", "decision"):
         raise ConfigError(f"--only takes 'speed', 'judge-band' or 'decision', not {only!r}")
@@ -259,7 +264,7 @@ def bench_claims(
         raise ConfigError("--only judge-band needs --judge-band LOW,HIGH")
     settings = settings_from(ctx)
     run_claims_bench(
-        settings, output, data_dir=data, distractors=distractors, store_dir=store_dir, judge=judge,
+        settings, output, data_dir=resolve_root(data, settings) if data else None, distractors=distractors, store_dir=store_dir, judge=judge,
         judge_limit=judge_limit, speed=speed, save_model=save_model, resume=resume, console=console,
         paper=paper, paper_translate=paper_translate, checkthat_limit=checkthat_limit,
         checkthat_train=checkthat_train, checkthat_only=checkthat_only, only=only,

@@ -22,6 +22,7 @@ SECTIONS: list[tuple[str, str]] = [
     ("ARGUS: a multi-agent system under prompt injection, with and without the defense", "misguard.cli.demo_argus"),
     ("Shared memory: poisoning detection and repair", "misguard.cli.demo_memory"),
     ("Claim guard: multilingual retrieval-augmented misinformation detection", "misguard.cli.demo_claims"),
+    ("Fact-checks pulled from a ClaimReview feed and a fact-check page, then a page checked", "misguard.cli.demo_pull"),
     ("Web service: the claim guard over HTTP (what the browser extension calls)", "misguard.cli.demo_service"),
 ]
 

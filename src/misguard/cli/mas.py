@@ -38,7 +38,7 @@ class Executor(str, Enum):
 
 
 #: Options shared by the sweep commands.
-DataOption = Annotated[Optional[str], typer.Option("--data", help="Task file (MisInfoTask format), or `sample` for the tasks that ship with misguard (default: <data_dir>/misinfotask/MisinfoTask.json).")]
+DataOption = Annotated[Optional[str], typer.Option("--data", help="Task file (MisInfoTask format), a dataset name (`misguard data list`), or `sample` for the tasks that ship with misguard (default: <data_dir>/misinfotask/MisinfoTask.json).")]
 ModelOption = Annotated[Optional[str], typer.Option("--model", help="LLM spec of the agents (default: --llm); the LLM judge uses --llm.")]
 RectifierOption = Annotated[Optional[str], typer.Option("--rectifier-model", help="LLM spec of the ARGUS rectifier (default: defense.rectifier_model, else the agents' model).")]
 RoundsOption = Annotated[int, typer.Option("--rounds", min=1, help="Rounds of collaboration (paper: 5).")]

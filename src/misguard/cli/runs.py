@@ -52,12 +52,13 @@ def rejudge(
     ctx: typer.Context,
     run: Annotated[Path, typer.Argument(help="Run directory of a `misguard bench misinfotask` sweep.")],
     output: Annotated[Path, typer.Option(help="New sweep directory for the re-judged runs (rerun to resume).")],
-    data: Annotated[Optional[str], typer.Option(help="Task file (default: the sweep's own --data).")] = None,
+    data: Annotated[Optional[str], typer.Option(help="Task file or dataset name (default: the sweep's own --data).")] = None,
     judge_rounds: Annotated[bool, typer.Option(help="Also re-score each round's messages (one call per round).")] = True,
 ) -> None:
     """Judge a finished sweep again with the `--llm` model (a larger pack or an
     OpenAI-compatible URL) without rerunning the agents; `runs report` reads the result."""
     from ..bench.misinfotask import rejudge_sweep, write_reports
+    from ..data import resolve
     from ..llm import get_llm
     from ..mas import load_tasks
     from ..runlog import read_runlog
@@ -66,7 +67,7 @@ def rejudge(
         raise ConfigError(f"{run} has no runlog.jsonl; pass a directory written by `misguard bench misinfotask`")
     settings = settings_from(ctx)
     header, _ = read_runlog(run / "runlog.jsonl")
-    path = Path(data or header.params.get("identity", {}).get("data", ""))
+    path = resolve(data, settings) if data else Path(header.params.get("identity", {}).get("data", ""))
     if not path.is_file():
         raise ConfigError(f"task file {path} not found; pass --data PATH")
     log = rejudge_sweep(settings, run, output, load_tasks(path), get_llm(None, settings.llm), judge_rounds=judge_rounds)

@@ -74,12 +74,14 @@ def bench_service(
     output: Annotated[Path, typer.Option(help="Directory for the run log and summary.")] = Path("runs/bench-service"),
     duration: Annotated[float, typer.Option(help="Seconds of sustained load per phase.")] = 60.0,
     concurrency: Annotated[int, typer.Option(help="Requests in flight at once.")] = 16,
-    texts: Annotated[Optional[Path], typer.Option(help="Texts to send: any claim file (JSONL with 'text', CSV, LIAR TSV); default the shipped sample, made unique by suffixes.")] = None,
+    texts: Annotated[Optional[str], typer.Option(help="Texts to send: any claim file (JSONL with 'text', CSV, LIAR TSV) or a dataset file by name (liar/train.tsv); default the shipped sample, made unique by suffixes.")] = None,
     repeat_duration: Annotated[float, typer.Option(help="Seconds of repeated texts (answered from the cache).")] = 20.0,
 ) -> None:
     """Start `misguard serve` on loopback and drive it with single-text checks: requests/s,
     p50/p95 latency, errors and the server's RSS over time."""
     from ..bench.service import run_service_bench
+    from ..data import resolve
 
-    run_service_bench(settings_from(ctx), db, output, duration=duration, concurrency=concurrency,
-                      texts_file=texts, repeat_duration=repeat_duration, console=console)
+    settings = settings_from(ctx)
+    run_service_bench(settings, db, output, duration=duration, concurrency=concurrency,
+                      texts_file=resolve(texts, settings) if texts else None, repeat_duration=repeat_duration, console=console)

@@ -6,8 +6,8 @@ Prometheus metrics and SSRF-safe page fetching. Needs the `service` extra.
     uvicorn.run(app, host="127.0.0.1", port=8080)
 """
 
+from ..net import FetchedPage, PageFetcher, UnsafeURLError, any_address, public_only
 from ._app import create_app, default_guard_factory
-from ._fetch import FetchedPage, PageFetcher, UnsafeURLError, any_address, public_only
 from ._process import ServiceProcess, rss_mb
 from ._runner import GuardRunner
 from ._security import KeyRing, Scope, key_id

@@ -42,8 +42,8 @@ from ..claims import (
 from ..embed import Embedder, get_embedder
 from ..errors import DataError, MisguardError, MissingExtraError
 from ..llm import get_llm
+from ..net import PageFetcher, UnsafeURLError, any_address, public_only
 from ..types import Verdict
-from ._fetch import PageFetcher, UnsafeURLError, any_address, public_only
 from ._metrics import Metrics
 from ._runner import GuardFactory, GuardRunner
 from ._schemas import (

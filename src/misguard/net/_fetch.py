@@ -1,4 +1,5 @@
-"""Fetch a web page for the service without opening it to SSRF.
+"""Fetch a URL without opening the caller to SSRF (the service's page checks, claim pulls,
+dataset downloads).
 
 A URL from a client may point at the service's own network: loopback, private ranges, the
 cloud metadata address (169.254.169.254), or a public name that resolves there (or is made
@@ -65,6 +66,8 @@ class FetchedPage:
     status: int
     content_type: str
     text: str
+    content: bytes = b""
+    """The body as received (`text` is it decoded)."""
 
 
 class PageFetcher:
@@ -93,18 +96,18 @@ class PageFetcher:
         self.max_bytes = max_bytes
         self.max_redirects = max_redirects
 
-    async def fetch(self, url: str) -> FetchedPage:
+    async def fetch(self, url: str, *, accept: str = "text/html,text/plain;q=0.9") -> FetchedPage:
         try:
             import httpx
         except ImportError:
-            raise MissingExtraError("httpx", "service", "fetching pages") from None
+            raise MissingExtraError("httpx", "net", "fetching pages") from None
         current = _parse(url)
         async with httpx.AsyncClient(follow_redirects=False, trust_env=False, timeout=self.timeout_s) as client:
             for _ in range(self.max_redirects + 1):
                 address = await self._checked_address(current)
                 request = client.build_request(
                     "GET", current.copy_with(host=address),
-                    headers={"Host": current.netloc.decode("ascii"), "Accept": "text/html,text/plain;q=0.9"},
+                    headers={"Host": current.netloc.decode("ascii"), "Accept": accept},
                     extensions={"sni_hostname": current.host} if current.scheme == "https" else {},
                 )
                 try:
@@ -121,7 +124,7 @@ class PageFetcher:
                 return FetchedPage(
                     url=str(current), status=response.status_code,
                     content_type=response.headers.get("content-type", ""),
-                    text=body.decode(response.encoding or "utf-8", errors="replace"),
+                    text=body.decode(response.encoding or "utf-8", errors="replace"), content=body,
                 )
         raise UnsafeURLError(f"more than {self.max_redirects} redirects from {url}")
 
