@@ -227,7 +227,7 @@ class Settings(BaseSettings):
     seed: int = 0
     """Seed for everything random outside the LLM (sampling, splits, graphs)."""
     data_dir: Path | None = None
-    """Where the shared data sets live (MisInfoTask, LIAR, Snopes, dev sets): a local mirror
+    """A folder holding datasets (MisInfoTask, LIAR, Snopes, dev sets): a local mirror
     that `misguard data` and the benchmarks' `--data NAME` read in place."""
     data_cache_dir: Path | None = None
     """Where `misguard data fetch` and `add` keep datasets (default ~/.cache/misguard/data)."""
