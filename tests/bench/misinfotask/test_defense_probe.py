@@ -83,3 +83,13 @@ def test_cli_probe_on_shipped_tasks(tmp_path):
     assert out.exit_code == 0, out.output
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert summary["defense"] == "self-check" and summary["poisoned"]["n"] == len(TASKS)
+
+
+def test_a_defense_that_needs_no_llm_is_probed_without_loading_one(tmp_path):
+    """The recommended ARGUS (the shipped risk model on e5): no model is built, even one that
+    could not load, and the task's misinformation is acted on."""
+    settings = Settings(llm=LLMSettings(model="local//no/such/model.gguf"))
+    summary = run_defense_probe(settings, TASKS[:1], tmp_path, defense="argus", k=2)
+    header = json.loads((tmp_path / "runlog.jsonl").read_text().splitlines()[0])
+    assert "worker_llm" not in header["components"] and header["components"]["embedder"]["backend"] == "e5"
+    assert summary["poisoned"]["acted"] == 100.0 and summary["poisoned"]["calls"] == 0.0

@@ -121,7 +121,7 @@ class ArgusDefense:
             raise ConfigError("rectifier_llm needs an LLM for the rectifier; configure --llm or defense.rectifier_model")
         self.prompts = load_prompts("misguard.defenses.argus", "argus")
         self.rectifier = (Rectifier(rectifier, self.prompts, chain_of_thought=p.chain_of_thought, max_tokens=p.max_tokens)
-                          if p.rectifier_llm and rectifier is not None else None)
+                          if p.rectifier_llm and rectifier is not None else None)  # None: no LLM step at all
         self.localizer = Localizer(
             LocalizationWeights(p.alpha, p.beta, p.gamma, p.relevance_threshold, p.delta if self.risk else 0.0), p.top_k
         )
