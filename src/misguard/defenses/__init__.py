@@ -3,6 +3,7 @@
     argus        goal-aware localization + persuasive rectification (ARGUS, ICLR 2026)
     self-check   every receiver verifies incoming messages with its own model
     g-safeguard  a graph attention network flags attacked agents; their messages are dropped
+    claim-guard  known false claims (a fact-check store) flagged, corrected or blocked
 
     interceptors = build_defense("argus", DefenseContext(settings, {"worker": llm, "rectifier": small}, embedder))
     system = MultiAgentSystem(task, RoleLLMs(worker=llm), interceptors=interceptors)
@@ -12,6 +13,7 @@ Parameters come from `settings.defense.<section>` with overrides (`--defense-par
 
 from ..mas import DEFENSES
 from ._argus import ArgusDefense, GoalSet, InferredGoal, Rectification, build_argus
+from ._claimguard import ClaimGuardInterceptor, build_claim_guard, fact_check_note
 from ._gsafeguard import GSafeguard, samples_from_log, train_gsafeguard
 from ._gsafeguard import build_gsafeguard as _build_gsafeguard
 from ._localize import (
@@ -40,8 +42,14 @@ DEFENSES.register(
     description="G-Safeguard: a graph attention network flags attacked agents; their messages are dropped",
 )(_build_gsafeguard)
 
+DEFENSES.register(
+    "claim-guard", settings_key="claim_guard", extra="claims",
+    description="Claim guard: messages repeating a known false claim (needs a claim store) are flagged, corrected or blocked",
+)(build_claim_guard)
+
 __all__ = [
     "ArgusDefense",
+    "ClaimGuardInterceptor",
     "Edge",
     "GSafeguard",
     "GoalSet",
@@ -54,8 +62,10 @@ __all__ = [
     "SelfCheck",
     "Traffic",
     "build_argus",
+    "build_claim_guard",
     "build_self_check",
     "edge_betweenness",
+    "fact_check_note",
     "localization_quality",
     "samples_from_log",
     "split_sentences",
