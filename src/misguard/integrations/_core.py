@@ -230,6 +230,7 @@ class Protection:
                 screened (or logged) again, the same decision is returned.
             metadata: logged with the message.
         """
+        self._check_open()
         return await asyncio.wrap_future(self._runner.submit(self._screen(sender, receiver, text, step, key, metadata)))
 
     def screen_sync(
@@ -237,7 +238,12 @@ class Protection:
         metadata: Mapping[str, Any] | None = None,
     ) -> Delivery:
         """`screen` for synchronous callers (any thread but the protection's own)."""
+        self._check_open()
         return self._runner.run(self._screen(sender, receiver, text, step, key, metadata))
+
+    def _check_open(self) -> None:
+        if self._finished:
+            raise MisguardError("this protection was finished; protect the app again for a new run")
 
     def cached(self, key: Hashable, receiver: str) -> Delivery | None:
         """The decision already taken on message `key` for `receiver`, if any."""
@@ -247,8 +253,6 @@ class Protection:
         self, sender: str, receiver: str, text: str, step: Hashable, key: Hashable,
         metadata: Mapping[str, Any] | None,
     ) -> Delivery:
-        if self._finished:
-            raise MisguardError("this protection was finished; protect the app again for a new run")
         if key is not None and (key, receiver) in self._decisions:
             return self._decisions[(key, receiver)]
         if step is not None or not self.round:
@@ -299,6 +303,9 @@ class Protection:
 
     def record(self, type: str, **data: Any) -> None:
         """Add an event of the adapter's own (e.g. a memory action) to the log, in order."""
+        if self._finished:
+            self.log.add(type, round=self.round, **data)  # memory repaired after the run
+            return
         self._runner.run(self._record(type, data))
 
     async def _record(self, type: str, data: dict[str, Any]) -> None:
