@@ -15,7 +15,7 @@ to rounds and writes the event log; `GuardedMemory` records, screens and repairs
 framework's shared memory.
 """
 
-from ._core import BLOCK_TEXT, Delivery, IntegrationError, Protection, build_interceptors
+from ._core import BLOCK_TEXT, Delivery, IntegrationError, Message, Protection, build_interceptors
 from ._memory import HIDDEN, UNKNOWN, ClaimMemoryScreen, GuardedMemory, MemoryScreen, MemoryVerdict, WriteResult, value_text
 
 __all__ = [
@@ -27,6 +27,7 @@ __all__ = [
     "GuardedMemory",
     "IntegrationError",
     "MemoryScreen",
+    "Message",
     "MemoryVerdict",
     "Protection",
     "WriteResult",

@@ -84,6 +84,18 @@ class Delivery:
         return self.action is not InterceptorAction.PASS
 
 
+@dataclass(frozen=True)
+class Message:
+    """One message for `Protection.screen_many`: `key` identifies it for its receiver (a
+    message screened once for a receiver is not screened again)."""
+
+    sender: str
+    receiver: str
+    text: str
+    key: Hashable = None
+    metadata: Mapping[str, Any] | None = None
+
+
 class _LoopThread:
     """An event loop on a daemon thread; coroutines are submitted from any thread."""
 
@@ -151,6 +163,8 @@ class Protection:
         self._runner = _LoopThread()
         self._lock: asyncio.Lock | None = None  # made on the runner's loop
         self.agents: list[str] = []
+        self._view: SystemView | None = None
+        self._view_shape: tuple[int, int, int] = (-1, -1, -1)
 
     # -- the graph -------------------------------------------------------------------------
 
@@ -178,7 +192,13 @@ class Protection:
             self.log.add("edge_discovered", round=self.round, sender=sender, receiver=receiver)
 
     def view(self) -> SystemView:
-        return SystemView(self.graph.copy(), self.round, EventLogView(self.log), tuple(self.agents))
+        """What interceptors see; one copy of the graph per round and graph shape, as the
+        native runtime shares one view among the messages of a round."""
+        shape = (self.round, self.graph.number_of_nodes(), self.graph.number_of_edges())
+        if self._view is None or self._view_shape != shape:
+            self._view = SystemView(self.graph.copy(), self.round, EventLogView(self.log), tuple(self.agents))
+            self._view_shape = shape
+        return self._view
 
     # -- rounds ----------------------------------------------------------------------------
 
@@ -240,6 +260,31 @@ class Protection:
         """`screen` for synchronous callers (any thread but the protection's own)."""
         self._check_open()
         return self._runner.run(self._screen(sender, receiver, text, step, key, metadata))
+
+    async def screen_many(self, messages: Sequence[Message], *, step: Hashable = None) -> list[Delivery]:
+        """`screen` for several messages of one step in one hop to the protection's loop
+        (in order: each sees the log as the previous left it)."""
+        self._check_open()
+        known = self._known(messages)
+        if known is not None:
+            return known
+        return await asyncio.wrap_future(self._runner.submit(self._screen_all(messages, step)))
+
+    def screen_many_sync(self, messages: Sequence[Message], *, step: Hashable = None) -> list[Delivery]:
+        """`screen_many` for synchronous callers."""
+        self._check_open()
+        known = self._known(messages)
+        if known is not None:
+            return known
+        return self._runner.run(self._screen_all(messages, step))
+
+    def _known(self, messages: Sequence[Message]) -> list[Delivery] | None:
+        """The decisions when every message was screened for its receiver before (no hop)."""
+        found = [self._decisions.get((m.key, m.receiver)) if m.key is not None else None for m in messages]
+        return found if all(d is not None for d in found) else None  # type: ignore[return-value]
+
+    async def _screen_all(self, messages: Sequence[Message], step: Hashable) -> list[Delivery]:
+        return [await self._screen(m.sender, m.receiver, m.text, step, m.key, m.metadata) for m in messages]
 
     def _check_open(self) -> None:
         if self._finished:

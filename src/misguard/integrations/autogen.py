@@ -38,7 +38,7 @@ from importlib import metadata
 from typing import Any
 
 from ..errors import MissingExtraError
-from ._core import BLOCK_TEXT, Delivery, IntegrationError, Protection, build_interceptors
+from ._core import BLOCK_TEXT, Delivery, IntegrationError, Message, Protection, build_interceptors
 from ._memory import HIDDEN, UNKNOWN, GuardedMemory
 
 SUPPORTED = ("0.7.",)
@@ -106,8 +106,8 @@ class _Adapter:
         self.turns += 1
         self.current = sender
         receivers = [p for p in self.participants if p != sender]
-        decisions = [await self.protection.screen(sender, r, text, step=("turn", self.turns), metadata={"via": "publish"})
-                     for r in receivers]
+        decisions = await self.protection.screen_many(
+            [Message(sender, r, text, metadata={"via": "publish"}) for r in receivers], step=("turn", self.turns))
         blocked = next((d for d in decisions if d.blocked), None)
         return blocked or next((d for d in decisions if d.changed), None)
 

@@ -30,7 +30,7 @@ from importlib import metadata
 from typing import Any
 
 from ..errors import MissingExtraError
-from ._core import BLOCK_TEXT, Delivery, IntegrationError, Protection, build_interceptors
+from ._core import BLOCK_TEXT, Delivery, IntegrationError, Message, Protection, build_interceptors
 from ._memory import HIDDEN, UNKNOWN, GuardedMemory
 
 SUPPORTED = ("1.",)
@@ -205,19 +205,19 @@ def _node_runnable(adapter: _Adapter, name: str, inner: Any) -> Any:
             self.name = getattr(inner, "name", name)
 
         def invoke(self, input: Any, config: Any = None, **kwargs: Any) -> Any:
-            step = _step_of(config)
             items = adapter.incoming(name, input)
-            decisions = [(c, i, adapter.protection.screen_sync(s, name, t, step=step, key=k, metadata={"channel": c}))
-                         for c, i, s, t, k in items]
+            deliveries = adapter.protection.screen_many_sync(
+                [Message(s, name, t, k, {"channel": c}) for c, _, s, t, k in items], step=_step_of(config))
+            decisions = [(c, i, d) for (c, i, _, _, _), d in zip(items, deliveries)]
             output = self.inner.invoke(adapter.apply(input, decisions), config, **kwargs)
             adapter.sent(name, output)
             return output
 
         async def ainvoke(self, input: Any, config: Any = None, **kwargs: Any) -> Any:
-            step = _step_of(config)
             items = adapter.incoming(name, input)
-            decisions = [(c, i, await adapter.protection.screen(s, name, t, step=step, key=k, metadata={"channel": c}))
-                         for c, i, s, t, k in items]
+            deliveries = await adapter.protection.screen_many(
+                [Message(s, name, t, k, {"channel": c}) for c, _, s, t, k in items], step=_step_of(config))
+            decisions = [(c, i, d) for (c, i, _, _, _), d in zip(items, deliveries)]
             output = await self.inner.ainvoke(adapter.apply(input, decisions), config, **kwargs)
             adapter.sent(name, output)
             return output
@@ -362,14 +362,16 @@ class MisguardMiddleware:
             def wrap_model_call(self, request: Any, handler: Any) -> Any:
                 calls[0] += 1
                 step = ("agent", agent, calls[0])
-                decisions = [(i, protection.screen_sync(s, agent, t, step=step, key=k)) for i, s, t, k in pending(request)]
-                return handler(applied(request, decisions))
+                items = pending(request)
+                deliveries = protection.screen_many_sync([Message(s, agent, t, k) for _, s, t, k in items], step=step)
+                return handler(applied(request, [(i, d) for (i, _, _, _), d in zip(items, deliveries)]))
 
             async def awrap_model_call(self, request: Any, handler: Any) -> Any:
                 calls[0] += 1
                 step = ("agent", agent, calls[0])
-                decisions = [(i, await protection.screen(s, agent, t, step=step, key=k)) for i, s, t, k in pending(request)]
-                return await handler(applied(request, decisions))
+                items = pending(request)
+                deliveries = await protection.screen_many([Message(s, agent, t, k) for _, s, t, k in items], step=step)
+                return await handler(applied(request, [(i, d) for (i, _, _, _), d in zip(items, deliveries)]))
 
         return Middleware()
 

@@ -29,7 +29,7 @@ from importlib import metadata
 from typing import Any
 
 from ..errors import MissingExtraError
-from ._core import BLOCK_TEXT, Delivery, IntegrationError, Protection, build_interceptors
+from ._core import BLOCK_TEXT, Delivery, IntegrationError, Message, Protection, build_interceptors
 from ._memory import HIDDEN, UNKNOWN, GuardedMemory
 
 SUPPORTED = ("0.24.",)
@@ -175,11 +175,10 @@ class _Adapter:
 
     async def screen_input(self, agent: str, items: list[Any]) -> None:
         """Screen `items` (the list the model reads next) in place."""
-        step = self.step(agent)
-        decisions: list[tuple[int, Delivery]] = []
-        for i, sender, text in self.incoming(agent, items):
-            key = ("item", sender, text)
-            decisions.append((i, await self.protection.screen(sender, agent, text, step=step, key=key)))
+        incoming = self.incoming(agent, items)
+        deliveries = await self.protection.screen_many(
+            [Message(sender, agent, text, ("item", sender, text)) for _, sender, text in incoming], step=self.step(agent))
+        decisions: list[tuple[int, Delivery]] = [(i, d) for (i, _, _), d in zip(incoming, deliveries)]
         for i, delivery in sorted(decisions, key=lambda d: d[0], reverse=True):
             if not delivery.changed:
                 continue
