@@ -16,6 +16,7 @@ framework's shared memory.
 """
 
 from ._core import BLOCK_TEXT, Delivery, IntegrationError, Message, Protection, build_interceptors
+from ._parity import ParityReport, compare_decisions, replay
 from ._memory import HIDDEN, UNKNOWN, ClaimMemoryScreen, GuardedMemory, MemoryScreen, MemoryVerdict, WriteResult, value_text
 
 __all__ = [
@@ -29,8 +30,11 @@ __all__ = [
     "MemoryScreen",
     "Message",
     "MemoryVerdict",
+    "ParityReport",
     "Protection",
     "WriteResult",
     "build_interceptors",
+    "compare_decisions",
+    "replay",
     "value_text",
 ]

@@ -286,6 +286,17 @@ class Protection:
     async def _screen_all(self, messages: Sequence[Message], step: Hashable) -> list[Delivery]:
         return [await self._screen(m.sender, m.receiver, m.text, step, m.key, m.metadata) for m in messages]
 
+    async def begin(self, step: Hashable) -> None:
+        """Start the round of framework step `step` now (interceptors' `start_round`), even
+        if no message crosses an edge in it, as the native runtime starts every round."""
+        self._check_open()
+        await asyncio.wrap_future(self._runner.submit(self._enter(step)))
+
+    def begin_sync(self, step: Hashable) -> None:
+        """`begin` for synchronous callers."""
+        self._check_open()
+        self._runner.run(self._enter(step))
+
     def _check_open(self) -> None:
         if self._finished:
             raise MisguardError("this protection was finished; protect the app again for a new run")
