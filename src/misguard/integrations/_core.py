@@ -283,9 +283,6 @@ class Protection:
         found = [self._decisions.get((m.key, m.receiver)) if m.key is not None else None for m in messages]
         return found if all(d is not None for d in found) else None  # type: ignore[return-value]
 
-    async def _screen_all(self, messages: Sequence[Message], step: Hashable) -> list[Delivery]:
-        return [await self._screen(m.sender, m.receiver, m.text, step, m.key, m.metadata) for m in messages]
-
     async def begin(self, step: Hashable) -> None:
         """Start the round of framework step `step` now (interceptors' `start_round`), even
         if no message crosses an edge in it, as the native runtime starts every round."""
@@ -309,28 +306,43 @@ class Protection:
         self, sender: str, receiver: str, text: str, step: Hashable, key: Hashable,
         metadata: Mapping[str, Any] | None,
     ) -> Delivery:
-        if key is not None and (key, receiver) in self._decisions:
-            return self._decisions[(key, receiver)]
+        (delivery,) = await self._screen_all([Message(sender, receiver, text, key, metadata)], step)
+        return delivery
+
+    async def _screen_all(self, messages: Sequence[Message], step: Hashable) -> list[Delivery]:
+        """The native runtime's round: a step's messages are intercepted concurrently (a
+        decision must not depend on which finished first) and logged in the order sent."""
+        out: list[Delivery | None] = [self._decisions.get((m.key, m.receiver)) if m.key is not None else None
+                                      for m in messages]
+        todo = [i for i, d in enumerate(out) if d is None]
+        if not todo:
+            return out  # type: ignore[return-value]
         if step is not None or not self.round:
             await self._enter(step if step is not None else ("default",))
-        self._observe_edge(sender, receiver)
-        message = EdgeMessage(
-            sender=sender, receiver=receiver, round=self.round, text=text, metadata=dict(metadata or {}),
-            id=f"r{self.round}-{sender}-{receiver}-{next(self._counter):06d}",
-        )
-        current, action, reason = await self._intercept(message)
-        ok = action is not InterceptorAction.BLOCK
-        self.log.add(
-            "message", round=message.round, id=message.id, sender=sender, receiver=receiver, original=text,
-            text=current if ok else None, delivered=ok, action=action.value, metadata=message.metadata,
-        )
-        self._round_counts[0] += 1
-        self._round_counts[1] += int(ok)
-        shown = current if ok else self.block_text.format(reason=reason or "blocked")
-        delivery = Delivery(action, shown, text, message.id, reason)
-        if key is not None:
-            self._decisions[(key, receiver)] = delivery
-        return delivery
+        edges = []
+        for i in todo:
+            m = messages[i]
+            self._observe_edge(m.sender, m.receiver)
+            edges.append(EdgeMessage(
+                sender=m.sender, receiver=m.receiver, round=self.round, text=m.text, metadata=dict(m.metadata or {}),
+                id=f"r{self.round}-{m.sender}-{m.receiver}-{next(self._counter):06d}",
+            ))
+        decisions = await asyncio.gather(*(self._intercept(e) for e in edges))
+        for i, message, (current, action, reason) in zip(todo, edges, decisions):
+            ok = action is not InterceptorAction.BLOCK
+            self.log.add(
+                "message", round=message.round, id=message.id, sender=message.sender, receiver=message.receiver,
+                original=message.text, text=current if ok else None, delivered=ok, action=action.value,
+                metadata=message.metadata,
+            )
+            self._round_counts[0] += 1
+            self._round_counts[1] += int(ok)
+            shown = current if ok else self.block_text.format(reason=reason or "blocked")
+            delivery = Delivery(action, shown, message.text, message.id, reason)
+            if messages[i].key is not None:
+                self._decisions[(messages[i].key, message.receiver)] = delivery
+            out[i] = delivery
+        return out  # type: ignore[return-value]
 
     async def _intercept(self, message: EdgeMessage) -> tuple[str, InterceptorAction, str]:
         """The native runtime's rule: interceptors in order, each sees what the previous left;
