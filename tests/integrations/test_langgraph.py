@@ -175,6 +175,11 @@ def test_argus_through_the_adapter_rewrites_on_monitored_channels():
     log = guard.finish()
     loc = next(log.of_type("interceptor_round")).data["localization"]
     assert ["researcher", "writer"] in loc["channels"]
+    # the MisInfoTask report's localization quality reads a framework run's log as a native one
+    from misguard.bench.misinfotask._sweep import localization_by_round
+
+    rows = localization_by_round(log, {"targets": ["researcher"]})
+    assert rows[0]["round"] == 1 and rows[0]["interceptor"] == "argus" and rows[0]["hits"] == 1
 
 
 def test_guarded_store_quarantines_a_poisoned_write_and_rollback_restores_it(claim_store, tmp_path):
