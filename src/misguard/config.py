@@ -192,6 +192,17 @@ class GSafeguardSettings(Section):
     """Probability above which an agent is flagged and its outgoing messages dropped."""
 
 
+class ClaimGuardDefenseSettings(Section):
+    """The claim guard on the message path: known false claims (a `ClaimStore`) in messages."""
+
+    mode: Literal["flag", "correct", "block"] = "correct"
+    """flag: append the fact-check note; correct: replace the matched sentence with it;
+    block: withhold the message."""
+    threshold: float | None = Field(None, ge=0.0, le=1.0)
+    """A plain cosine threshold instead of the store embedder's fitted decision (for an
+    embedder no decision was fitted for, e.g. `hashing/<dim>`). None: the fitted decision."""
+
+
 class DefenseSettings(Section):
     """Defenses of the multi-agent runtime, each configured on its own."""
 
@@ -200,6 +211,7 @@ class DefenseSettings(Section):
     argus: ArgusSettings = Field(default_factory=ArgusSettings)
     self_check: SelfCheckSettings = Field(default_factory=SelfCheckSettings)
     g_safeguard: GSafeguardSettings = Field(default_factory=GSafeguardSettings)
+    claim_guard: ClaimGuardDefenseSettings = Field(default_factory=ClaimGuardDefenseSettings)
 
 
 class MemorySettings(Section):

@@ -90,3 +90,38 @@ def verify_packs(
     for pack in packs:
         verify(pack, settings.llm.models_dir)
         console.print(f"[green]ok[/] {pack.name}: {pack.size:,} bytes, sha256 {pack.sha256}")
+
+
+@models_app.command("serve")
+@friendly_errors
+def serve_model(
+    ctx: typer.Context,
+    spec: Annotated[Optional[str], typer.Argument(help="Model to serve: local/<pack> or local//path/model.gguf (default: the configured llm.model).")] = None,
+    host: Annotated[str, typer.Option(help="Address to listen on (127.0.0.1: this machine only).")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port to listen on.")] = 8000,
+    log_level: Annotated[str, typer.Option(help="debug, info, warning or error.")] = "warning",
+) -> None:
+    """Serve a local GGUF model as an OpenAI-compatible endpoint until interrupted:
+    GET /v1/models, POST /v1/chat/completions (response_format JSON schema, tools, stream)."""
+    from ..errors import ConfigError, MissingExtraError
+    from ..llm import get_llm, parse_spec
+    from ..llm._serve import check_port, create_model_app
+
+    try:
+        import uvicorn
+    except ImportError:
+        raise MissingExtraError("uvicorn", "service", "misguard models serve") from None
+    settings = settings_from(ctx)
+    chosen = spec or settings.llm.model
+    if "/" not in chosen and chosen in MODEL_PACKS.names():
+        chosen = f"local/{chosen}"  # a bare pack name
+    backend, model = parse_spec(chosen)
+    if backend != "local":
+        raise ConfigError(f"{chosen!r} is not a local model; serve local/<pack> ({', '.join(MODEL_PACKS.names())}) "
+                          "or local//path/model.gguf")
+    check_port(host, port)  # before loading a model for seconds
+    llm = get_llm(chosen, settings.llm)
+    model_id = model.lstrip("/") or chosen
+    app = create_model_app(llm, model_id=model_id)
+    console.print(f"serving [bold]{escape(chosen)}[/] as {escape(model_id)!r} at http://{host}:{port}/v1 (Ctrl-C stops)")
+    uvicorn.run(app, host=host, port=port, log_level=log_level)
