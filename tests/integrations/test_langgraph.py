@@ -168,8 +168,8 @@ def test_argus_through_the_adapter_rewrites_on_monitored_channels():
         {"checks": [], "revised_message": "The wall is NOT visible from the moon.", "need_review": False}))
     reads: dict = {}
     app = _pipeline(reads).compile()
-    guard = lg.protect(app, defense="argus", llm=rectifier, embedder="hashing/64", settings=Settings(),
-                       params={"argus": {"prescreen": False}})
+    guard = lg.protect(app, defense="argus-paper", llm=rectifier, embedder="hashing/64", settings=Settings(),
+                       params={"argus-paper": {"prescreen": False}})
     app.invoke({"messages": [HumanMessage("go")], "note": ""})
     assert reads["writer"][0][1] == "The wall is NOT visible from the moon."
     log = guard.finish()

@@ -132,7 +132,7 @@ def test_bad_input_is_a_clear_error(probe, monkeypatch):
     with pytest.raises(IntegrationError, match="two different agents are named 'a'"):
         oa.protect(Agent(name="a", model=ScriptedModel([]), handoffs=[twin]), interceptors=[probe])
     with pytest.raises(ConfigError, match="pass llm="):
-        oa.protect(Agent(name="x", model=ScriptedModel([])), defense="argus", settings=Settings(), embedder="hashing/32")
+        oa.protect(Agent(name="x", model=ScriptedModel([])), defense="argus-paper", settings=Settings(), embedder="hashing/32")
     import importlib.metadata as md
 
     real = md.version

@@ -5,7 +5,7 @@ framework, each imported only when used (and installed through its own extra).
     from misguard.integrations.openai_agents import protect      # extra `openai-agents`
     from misguard.integrations.autogen import protect            # extra `autogen`
 
-    guard = protect(app, defense="argus", llm="local/qwen2.5-0.5b")
+    guard = protect(app, defense="argus")
     ...                                  # run the app as before
     guard.finish(); guard.save("events.jsonl")   # the native runtime's event log
 

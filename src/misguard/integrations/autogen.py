@@ -2,7 +2,7 @@
 `SingleThreadedAgentRuntime`, which also carries AgentChat teams (`RoundRobinGroupChat`,
 `SelectorGroupChat`, `GraphFlow`, ...); `GuardedMemory` wraps an `autogen_core.memory.Memory`.
 
-    guard = protect(team, defense="argus", llm="local/qwen2.5-0.5b")    # or a runtime
+    guard = protect(team, defense="argus")    # or a runtime
     await team.run(task="...")                                          # unchanged
 
 Why AutoGen core and not Microsoft Agent Framework: Agent Framework workflows deliver

@@ -1,7 +1,7 @@
 """LangGraph adapter (extra `langgraph`): one call protects a `StateGraph` or a compiled
 graph, and `GuardedStore` guards a `BaseStore`.
 
-    guard = protect(builder_or_compiled, defense="argus", llm="local/qwen2.5-0.5b")
+    guard = protect(builder_or_compiled, defense="argus")
     app.invoke({...})            # unchanged; guard.log is the event log
 
 LangGraph has no message objects between nodes: nodes read and write shared state. Each
