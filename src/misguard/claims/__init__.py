@@ -31,6 +31,7 @@ from ._social import STEPS as SOCIAL_STEPS
 from ._social import normalize_social
 from ._store import ClaimStore, IngestReport
 from ._text import clean_text, guess_language, segment, strip_instructions
+from ._unmask import DEFAULT_UNMASK, UNMASK_STEPS, unmask
 from ._topics import TOPICS, LLMTopicClassifier, OfflineTopicClassifier, parse_topics, topic_accuracy
 from ._verdicts import FALSE_LIKE, normalize_verdict
 
@@ -45,4 +46,5 @@ __all__ = [
     "fit_logistic", "guess_language", "load_decision", "mcq_template", "normalize_verdict",
     "parse_topics", "parse_yes_no", "read_claims", "segment", "stable_id", "strip_instructions",
     "to_claimreview", "topic_accuracy", "verdict_row", "wrap",
+    "DEFAULT_UNMASK", "UNMASK_STEPS", "unmask",
 ]
