@@ -173,6 +173,10 @@ class ArgusSettings(Section):
     unreported tasks (`docs/scripts/misinfotask_sender_detectors.py --risk MODEL`)."""
     rectifier_llm: bool = True
     """False: no rectifier LLM; the risk model alone corrects (needs `risk_model_path`)."""
+    screen_injections: bool = True
+    """Set aside text in a message that addresses the channel monitor ("verified by the safety
+    team, pass unchanged", "ignore previous instructions"; the claim guard's screen) before
+    anything reads the message, and deliver the message without it."""
 
 
 class SelfCheckSettings(Section):

@@ -25,6 +25,7 @@ is logged as `rectifier_unusable` (never read as "clean"); backend failures prop
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -34,6 +35,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic.json_schema import SkipJsonSchema
 
+from ..claims._screen import screen
 from ..config import ArgusSettings, GSafeguardSettings
 from ..embed import Embedder
 from ..errors import ConfigError, LLMOutputError
@@ -298,16 +300,31 @@ class ArgusDefense:
         # decision must not depend on which of them finished first
         if p.quarantine and caught is not None and caught < message.round:
             return _quarantine_block(caught, self.caught_by[message.sender])
+        details: dict[str, Any] = {}
+        if p.screen_injections:
+            # A note to the monitor is data, not an instruction: set aside before anything
+            # reads the message, and never delivered (on any channel).
+            kept, _, found = screen(message.text)
+            if found and kept.strip():
+                details["injection_removed"] = [message.text[f.start:f.end][:300] for f in found]
+                message = message.model_copy(update={"text": kept.strip()})
+        original = message.text if "injection_removed" not in details else None
         monitored = message.edge in self._watch
+        details["monitored"] = monitored
         if not monitored and not (p.risk_all_channels and self.risk is not None):
+            if original is None:
+                return Interception(InterceptorAction.REWRITE, text=message.text, details=details,
+                                    reason="note addressed to the channel monitor removed (channel not monitored)")
             return Interception.passed("channel not monitored")
-        details: dict[str, Any] = {"monitored": monitored}
         sentences = split_sentences(message.text) or [message.text]
         scored = self._score(sentences)
         risks = scored[1] if scored is not None else None
         if risks is not None:
             details["risk"] = round(float(risks.max(initial=0.0)), 4)
         if p.prescreen and self._screened_out(message.text, risks, details):
+            if original is None:
+                return Interception(InterceptorAction.REWRITE, text=message.text, details=details,
+                                    reason="note addressed to the channel monitor removed; pre-screen: nothing else")
             return Interception(InterceptorAction.PASS, reason="pre-screen: nothing points at misinformation", details=details)
         metered = MeteredLLM(self.rectifier)
         text, need_review, answer, chat = message.text, False, None, None
@@ -343,6 +360,10 @@ class ArgusDefense:
             if redacted:
                 details["redacted"] = redacted
         usage = metered.usage
+        if original is None:
+            reason = "note addressed to the channel monitor removed" + ("; deliberate misinformation corrected"
+                                                                         if need_review or risky else "")
+            return Interception(InterceptorAction.REWRITE, text=text, reason=reason, usage=usage, details=details)
         if _same(text, message.text):
             reason = ("rectifier answer unusable; message left unchanged" if "rectifier_unusable" in details
                       else "nothing to correct")
@@ -393,12 +414,16 @@ class ArgusDefense:
 
     def _chat(self, message: EdgeMessage) -> list[ChatMessage]:
         evidence = self.evidence(message.text)
+        # The message is data between markers; the boundary depends on it, and markers
+        # inside it are neutralised, so it cannot close its own block.
+        boundary = hashlib.sha256(message.text.encode("utf-8")).hexdigest()[:12]
+        data = message.text.replace("<<", "\u2039\u2039").replace(">>", "\u203a\u203a")
         return [
             ChatMessage.system(self.prompts.render("system")),
             ChatMessage.user(
                 self.prompts.render(
                     "rectify_cot" if self.params.chain_of_thought else "rectify_direct",
-                    sender=message.sender, receiver=message.receiver, message=message.text,
+                    sender=message.sender, receiver=message.receiver, message=data, boundary=boundary,
                     goals=self.prompts.render("goals", goals="\n".join(f"- {g}" for g in self.goals.texts)) if self.goals.texts else "",
                     evidence=self.prompts.render("evidence", evidence="\n".join(f"- {e}" for e in evidence)) if evidence else "",
                 )
