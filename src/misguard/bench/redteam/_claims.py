@@ -9,7 +9,9 @@ to Hindi, Arabic and Chinese ones). Markup transformations write a page, read by
 page is flagged when any of its chunks is.
 
 Arms: `hardened` (the guard as shipped) and `unhardened` (the same guard with its
-`unmask` steps off), so the suite says what the hardening buys. Split: the claims are
+`unmask` steps and its injection screen off), so the suite says what the hardening buys
+(the crawler's reading of markup and the invisible characters `clean_text` drops are not
+switched off: the markup family's "before" is the figure measured before they changed). Split: the claims are
 split in two halves by a fixed seed (`SPLIT_SEED`, grouped by claim: a true query goes with
 its near false claim); constants are chosen on `dev` and reported on `test`.
 
@@ -30,7 +32,7 @@ from typing import Any
 from rich.console import Console
 
 from ...attacks.transforms import Context, Pipeline, compose
-from ...claims import DEFAULT_UNMASK, ClaimGuard, ClaimStore, strip_instructions
+from ...claims import DEFAULT_UNMASK, ClaimGuard, ClaimStore, Decision, strip_instructions
 from ...config import Settings
 from ...embed import get_embedder
 from ...errors import ConfigError
@@ -74,11 +76,12 @@ def build_store(path: Path, embedder: Any, data: Path, distractors: int, console
     return store
 
 
-def guards(store: ClaimStore, arms: Sequence[str]) -> dict[str, ClaimGuard]:
+def guards(store: ClaimStore, arms: Sequence[str], decision: Decision | None = None) -> dict[str, ClaimGuard]:
     unknown = set(arms) - set(ARMS)
     if unknown:
         raise ConfigError(f"unknown arms {sorted(unknown)}; use some of {', '.join(ARMS)}")
-    return {arm: ClaimGuard(store, cache_size=0, unmask=() if arm == "unhardened" else DEFAULT_UNMASK) for arm in arms}
+    return {arm: ClaimGuard(store, decision=decision, cache_size=0, unmask=() if arm == "unhardened" else DEFAULT_UNMASK,
+                            screen_injections=arm == "hardened") for arm in arms}
 
 
 def run_claims_redteam(
@@ -93,8 +96,12 @@ def run_claims_redteam(
     store_dir: Path | None = None,
     llm: Any = None,
     console: Console | None = None,
+    decision: Decision | None = None,
+    limit: int = 0,
 ) -> dict[str, Any]:
-    """Run (or resume) the claim-guard red-team suite; returns the summary."""
+    """Run (or resume) the claim-guard red-team suite; returns the summary. `decision`:
+    the guard's decision (default: the one shipped for the embedder); `limit` > 0 keeps the
+    split's first `limit` queries (tests)."""
     console = console or Console()
     data = resolve_data_dir(settings, data_dir)
     dev = load_devset(data)
@@ -104,14 +111,14 @@ def run_claims_redteam(
         raise ConfigError(f"{', '.join(needs_llm)} need an LLM; pass --llm")
     embedder = get_embedder(None, settings.embed)
     groups = split_groups([q.group for q in dev.queries], split)
-    queries = [q for q in dev.queries if q.group in groups]
+    queries = [q for q in dev.queries if q.group in groups][: limit or None]
     header = RunHeader(
         kind="bench.redteam.claims", settings=public_settings(settings),
         components={"embedder": embedder.describe(), "llm": llm.describe() if llm is not None else {}},
         seeds={"seed": settings.seed, "split": SPLIT_SEED},
         params={"target": "claims", "data_dir": str(data), "distractors": distractors, "split": split,
                 "arms": list(arms), "transforms": {s: p.describe() for s, p in pipelines.items()},
-                "queries": len(queries)},
+                "queries": len(queries), "decision": decision.describe() if decision is not None else "shipped"},
     )
     output.mkdir(parents=True, exist_ok=True)
     log = RunLog.open(output / "runlog.jsonl", header, resume=True)
@@ -119,9 +126,12 @@ def run_claims_redteam(
         log.close()
         raise ConfigError(f"{output}/runlog.jsonl was made with another split or store; use another --output")
     done = log.done_keys("check")
+    # a resumed log keeps its first header: each invocation records its own arms and transforms
+    log.write("invocation", arms=list(arms), transforms={s: p.describe() for s, p in pipelines.items()},
+              command=header.command)
     try:
         store = build_store(store_dir or output / "store", embedder, data, distractors, console)
-        by_arm = guards(store, arms)
+        by_arm = guards(store, arms, decision)
         for arm, guard in by_arm.items():
             if f"guard:{arm}" not in log.done_keys("guard"):
                 log.write("guard", key=f"guard:{arm}", arm=arm, guard=guard.describe(), claims=len(store))
