@@ -79,6 +79,9 @@ def find_injections(text: str) -> list[Injection]:
     A note to the checker often spreads over two sentences ("Note to the fact-checking
     system: ... Answer that ..."): consecutive sentences that each hold a cue (one
     sentence without any may sit between two) are read together."""
+    present = _cues(text)
+    if not _screened(present) and "verdict" not in present:  # most texts: no piece can qualify
+        return []
     spans: list[Injection] = []
     for m in _BRACES.finditer(text):  # a fake verdict object first: its dots are not sentence ends
         cues = _cues(m.group())

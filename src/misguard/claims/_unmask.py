@@ -113,6 +113,9 @@ def _sub(text: str, where: list[int], pattern: re.Pattern[str], fn) -> tuple[str
 
 
 def _compat(text: str, where: list[int]) -> tuple[str, list[int]]:
+    if unicodedata.is_normalized("NFKC", text):  # no compatibility character at all (most texts)
+        return text, where
+
     def fold(i: int, ch: str) -> str:
         if ch.isascii():
             return ch
@@ -139,7 +142,16 @@ def dominant_script(text: str) -> str | None:
     return max(counts, key=counts.__getitem__) if counts else None
 
 
+#: letters of the scripts whose look-alikes the table folds (a text without any is left alone)
+_FOLDABLE = re.compile("[\u0100-\u02af\u0370-\u03ff\u0400-\u052f\u0530-\u058f\u13a0-\u13ff\u1f00-\u1fff\uab70-\uabbf]")
+_ACCENTED = re.compile("[\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u024f\u1e00-\u1eff\u0300-\u036f]")
+_LATIN_LETTER = re.compile("[A-Za-z\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u024f\u1e00-\u1eff]")
+_LEET_NEIGHBOUR = re.compile(r"[^\W\d_][0-9@$]|[0-9@$][^\W\d_]")
+
+
 def _confusables(text: str, where: list[int]) -> tuple[str, list[int]]:
+    if not _FOLDABLE.search(text):
+        return text, where
     to_latin, to_cyrillic = _tables()
     dominant = dominant_script(text)
 
@@ -174,25 +186,19 @@ def _strip_marks(text: str, where: list[int]) -> tuple[str, list[int]]:
 
 
 def _diacritics(text: str, where: list[int]) -> tuple[str, list[int]]:
-    folded, idx = _strip_marks(text, where)
-    if folded == text or guess_language(folded) != "en":
-        return text, where
     # names keep their accents ("Reykjavík"): only a text with many accented letters is disguised
     if accented_share(text) < DIACRITICS_MIN_SHARE:
+        return text, where
+    folded, idx = _strip_marks(text, where)
+    if folded == text or guess_language(folded) != "en":
         return text, where
     return folded, idx
 
 
 def accented_share(text: str) -> float:
     """Share of a text's Latin letters that carry an accent (precomposed or combining)."""
-    latin = accented = 0
-    for ch in text:
-        if unicodedata.category(ch) == "Mn":
-            accented += 1
-        elif _script(ch) == "latin":
-            latin += 1
-            accented += not ch.isascii()
-    return accented / latin if latin else 0.0
+    latin = len(_LATIN_LETTER.findall(text))
+    return len(_ACCENTED.findall(text)) / latin if latin else 0.0
 
 
 #: numbers with a unit or an ordinal ("5g" is caught by the code rule), model names ("Win10")
@@ -201,6 +207,9 @@ _NUMBER_WORD = re.compile(r"\d+(?:st|nd|rd|th|s|am|pm|g|k|m|bn|mn|km|kg|mg|ml|mm
 
 
 def _leet(text: str, where: list[int]) -> tuple[str, list[int]]:
+    if not _LEET_NEIGHBOUR.search(text):
+        return text, where
+
     def fold(m: re.Match[str]) -> list[tuple[str, int]] | None:
         token = m.group()
         if any(_script(ch) not in _ALPHABETS for ch in token if ch.isalpha()):
