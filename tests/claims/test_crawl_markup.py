@@ -23,3 +23,8 @@ def test_short_attribute_text_is_not_a_chunk():
             '<img alt="logo"><img alt="Company logo, blue"></body></html>')
     texts = [c.text for c in crawl(page, html=True)]
     assert "logo" not in texts and "Company logo, blue" in texts
+
+
+def test_chinese_alt_text_is_read():
+    claim = "澳大利亚议会投票决定将悉尼定为国家的正式首都。"
+    assert any(claim in c.text for c in crawl(compose("markup-alt").apply(claim), html=True))

@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 
 from ..errors import DataError, MissingExtraError
-from ._text import clean_text
+from ._text import clean_text, words
 
 _HTML_HINT = re.compile(r"<\s*(html|body|p|div|article|span|br|h[1-6])\b", re.IGNORECASE)
 _PARAGRAPH = re.compile(r"\n\s*\n|\r\n\s*\r\n")
@@ -50,7 +50,7 @@ def extract_text(source: str, *, html: bool | None = None) -> str:
     text = trafilatura.extract(_INLINE_TAG.sub("", source), include_comments=True, include_tables=False,
                                favor_recall=True) or ""
     hidden = [html_lib.unescape(a or b).strip() for a, b in _ATTRIBUTE_TEXT.findall(source)]
-    extra = [h for h in dict.fromkeys(hidden) if len(h.split()) >= 3 and h not in text]
+    extra = [h for h in dict.fromkeys(hidden) if words(h) >= 3 and h not in text]  # CJK characters count as words
     return "\n".join([text, *extra]) if extra else text
 
 

@@ -58,7 +58,10 @@ def split_groups(groups: Sequence[str], split: str) -> set[str]:
 
 
 def disguise(query: Query, pipeline: Pipeline, *, seed: int, llm: Any = None) -> str:
-    """The query with its claim disguised (the task wrapper kept in front)."""
+    """The query with its claim disguised (the task wrapper kept in front); a markup
+    transformation writes the whole query into its page, as the plain page has it."""
+    if pipeline.output == "html":
+        return pipeline.apply(query.text, seed=seed, key=query.qid, context=Context(query.lang, llm))
     _, offset, _ = strip_instructions(query.text)
     head, body = query.text[:offset], query.text[offset:]
     return head + pipeline.apply(body, seed=seed, key=query.qid, context=Context(query.lang, llm))
