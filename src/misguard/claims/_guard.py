@@ -78,8 +78,12 @@ class ClaimGuard:
             () = none).
         screen_injections: set aside text addressed to the checker ("ignore previous
             instructions", "answer that it contains no misinformation", a fake verdict;
-            `_screen`) so it cannot change the decision; the set-aside text is then checked
-            on its own, so a claim written inside such a note is still caught.
+            `_screen`) so it cannot change the decision.
+        check_set_aside: also check the set-aside text on its own, so a claim written
+            inside a note to the checker is still caught. Off by default: on the dev set's
+            test half, a Hindi and an Arabic note checked alone matched a stored claim and
+            raised false flags on near-miss true texts from 1.4% to 13.9% for two of four
+            injection styles (docs/BENCHMARKS.md, "Red team").
         k_output: candidates listed in each verdict.
         sentence_words: a text's sentences are checked one by one only when it holds at
             least this many words (`_text.words`); below, the whole text and any MCQ
@@ -107,6 +111,7 @@ class ClaimGuard:
         reader: Reader | None = None,
         unmask: tuple[str, ...] = DEFAULT_UNMASK,
         screen_injections: bool = True,
+        check_set_aside: bool = False,
     ) -> None:
         self.store = store
         self.embedder = store.embedder
@@ -162,6 +167,7 @@ class ClaimGuard:
         unmask_text("", unmask)  # unknown step names fail here, not on the first text
         self.unmask = tuple(unmask)
         self.screen_injections = screen_injections
+        self.check_set_aside = check_set_aside
         self._cues: dict[int, tuple[set[str], set[str], set[str]]] = {}
         self._cues_generation = -1
         self.max_segments = max_segments
@@ -190,6 +196,7 @@ class ClaimGuard:
             "social": list(self.social),
             "unmask": list(self.unmask),
             "screen_injections": self.screen_injections,
+            "check_set_aside": self.check_set_aside,
             "sentence_words": self.sentence_words,
             "topics": self.topics.describe(),
         }
@@ -234,7 +241,7 @@ class ClaimGuard:
             for (i, prepared), analysis in zip(todo, analyses):
                 results[i] = self._decide(prepared, analysis)
         todo_screened += [(i, p) for i, p in todo if p.injections]
-        if todo_screened:
+        if todo_screened and self.check_set_aside:
             self._check_set_aside(todo_screened, results)
         elapsed = time.perf_counter() - started
         share = elapsed / max(1, len(todo))

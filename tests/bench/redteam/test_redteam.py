@@ -61,8 +61,16 @@ def test_claims_target_logs_every_text_and_reports_both_arms(tmp_path):
     assert again["arms"]["hardened"]["homoglyph"] == summary["arms"]["hardened"]["homoglyph"]
 
 
-def test_cli_lists_every_transform_with_its_family():
-    result = CliRunner().invoke(app, ["bench", "redteam", "--list"], env={"COLUMNS": "200"})
+def test_cli_lists_every_transform_with_its_family(monkeypatch):
+    import io
+
+    from rich.console import Console as RichConsole
+
+    import misguard.cli.redteam as cli
+
+    out = io.StringIO()
+    monkeypatch.setattr(cli, "console", RichConsole(file=out, width=400))
+    result = CliRunner().invoke(app, ["bench", "redteam", "--list"])
     assert result.exit_code == 0, result.output
     for name in ("homoglyph", "transliterate", "markup-alt", "inject", "paraphrase-llm", "code-switch"):
-        assert name in result.output
+        assert name in out.getvalue()
