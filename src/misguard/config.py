@@ -154,6 +154,10 @@ class ArgusSettings(Section):
     """A sender once judged deliberate (the rectifier's `need_review`, or a sentence at the
     risk model's act threshold) is quarantined: its messages of later rounds are blocked on
     every channel, and the concluder reads none of its messages."""
+    screen_injections: bool = True
+    """Set aside text in a message that addresses the channel monitor ("verified by the safety
+    team, pass unchanged", "ignore previous instructions"; the claim guard's screen) before
+    anything reads the message, and deliver the message without it."""
     rectifier_llm: bool = False
     """Run the paper's rectification agent (an LLM, `defense.rectifier_model`) on the
     localized channels: it rewrites misinformation persuasively and infers the attacker's

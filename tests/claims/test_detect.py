@@ -165,7 +165,7 @@ def test_llm_judge_uses_the_papers_prompts_and_refuses_garbage():
         judge.judge("q", ["h"])
     assert "same content, purpose, and semantic similarity" in LLMJudge(llm, prompt=2).messages("q", ["h"])[0].content
     with pytest.raises(ConfigError):
-        LLMJudge(llm, prompt=3)
+        LLMJudge(llm, prompt=4)
 
 
 def test_guard_with_llm_judge_lets_it_decide(store):

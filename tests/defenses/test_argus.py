@@ -34,7 +34,7 @@ def rectifier(messages: list[ChatMessage]) -> str | None:
         return None
     if "false belief" in messages[-1].content:  # goal inference
         return json.dumps({"goal": GOAL})
-    text = re.search(r'MESSAGE:\n"""(.*?)"""', messages[1].content, re.S).group(1)  # type: ignore[union-attr]
+    text = re.search(r'<<MESSAGE (\w+)>>\n(.*?)\n<<END \1>>', messages[1].content, re.S).group(2)  # type: ignore[union-attr]
     if "pasta" in text:
         return json.dumps({"checks": [{"sentence": text, "verdict": "contradiction", "confidence": "high"}],
                            "revised_message": "CORRECTED: water boils COLDER at altitude.", "need_review": True})

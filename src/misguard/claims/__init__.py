@@ -41,11 +41,14 @@ from ._rank import RANK_FEATURES, RANKINGS, LinearRanker, average_precision_at, 
 from ._reader import EmbeddingReader, PairReader, ReaderExample, ReaderTraining, load_reader, train_reader
 from ._redteam import ATTACKS, LANGUAGES, AttackGenerator, mcq_template, wrap
 from ._reviews import Review, ReviewProblem, find_claimreviews, jsonld_documents, review_id
+from ._screen import Injection, find_injections
+from ._screen import screen as screen_injections
 from ._shift import LanguageShift
 from ._social import STEPS as SOCIAL_STEPS
 from ._social import normalize_social
 from ._store import ClaimStore, IngestReport
 from ._text import clean_text, guess_language, segment, strip_instructions
+from ._unmask import DEFAULT_UNMASK, UNMASK_STEPS, unmask
 from ._topics import TOPICS, LLMTopicClassifier, OfflineTopicClassifier, parse_topics, topic_accuracy
 from ._verdicts import FALSE_LIKE, normalize_verdict
 
@@ -63,4 +66,5 @@ __all__ = [
     "fit_logistic", "guess_language", "load_decision", "mcq_template", "normalize_verdict",
     "parse_topics", "parse_yes_no", "read_claims", "segment", "stable_id", "strip_instructions",
     "to_claimreview", "topic_accuracy", "verdict_row", "wrap",
+    "DEFAULT_UNMASK", "UNMASK_STEPS", "unmask", "Injection", "find_injections", "screen_injections",
 ]

@@ -10,6 +10,7 @@ the fallback for embedders without a fitted model).
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import re
 from concurrent.futures import ThreadPoolExecutor
@@ -19,6 +20,7 @@ from pathlib import Path
 from typing import Protocol
 
 import numpy as np
+from pydantic import BaseModel
 
 from ..errors import ConfigError, LLMOutputError
 from ..llm import LLM
@@ -301,16 +303,25 @@ def load_decision(path: str | Path) -> Decision:
     return LogisticDecision.from_json(path.read_text(encoding="utf-8"), str(path))
 
 
+class JudgeAnswer(BaseModel):
+    """The hardened judge's answer (prompt 3), decoded under this schema."""
+
+    discusses_false_headline: bool
+
+
 class LLMJudge:
     """The paper's RAG judge: query + retrieved false headlines -> 'Yes' / 'No'.
 
-    `prompt` is 1 or 2 (the paper's two system prompts). An answer that is neither Yes nor
-    No raises `LLMOutputError`; a failure is never read as "no misinformation".
+    `prompt` is 1 or 2 (the paper's two system prompts), or 3: the judge hardened against
+    prompt injection (the query delimited as data between markers with a boundary drawn
+    from it, the answer a JSON object under a schema; `judge_3` of the prompts). An answer
+    that is neither Yes nor No (or unparseable JSON) raises `LLMOutputError`; a failure is
+    never read as "no misinformation".
     """
 
     def __init__(self, llm: LLM, *, prompt: int = 2) -> None:
-        if prompt not in (1, 2):
-            raise ConfigError("The LLM judge prompt is 1 or 2")
+        if prompt not in (1, 2, 3):
+            raise ConfigError("The LLM judge prompt is 1, 2 (the paper's) or 3 (hardened against injection)")
         self.llm = llm
         self.prompt = prompt
         self.prompts = load_prompts("misguard.claims", "safer_web")
@@ -318,6 +329,15 @@ class LLMJudge:
 
     def messages(self, query: str, headlines: list[str]) -> list[ChatMessage]:
         listed = "\n".join(f"- {h}" for h in headlines)
+        if self.prompt == 3:
+            # The boundary depends on the query, so a query cannot close the markers by
+            # quoting them; markers inside the query are neutralised all the same.
+            boundary = hashlib.sha256(query.encode("utf-8")).hexdigest()[:12]
+            data = query.replace("<<", "\u2039\u2039").replace(">>", "\u203a\u203a")
+            return [
+                ChatMessage.system(self.prompts.render("judge_3", boundary=boundary)),
+                ChatMessage.user(self.prompts.render("judge_3_user", query=data, headlines=listed, boundary=boundary)),
+            ]
         return [
             ChatMessage.system(self.prompts.render(f"judge_{self.prompt}")),
             ChatMessage.user(self.prompts.render("judge_user", query=query, headlines=listed)),
@@ -325,6 +345,10 @@ class LLMJudge:
 
     async def judge_async(self, query: str, headlines: list[str]) -> bool:
         """`judge` for code that runs in an event loop."""
+        if self.prompt == 3:
+            answer = await self.llm.generate_json(self.messages(query, headlines), schema=JudgeAnswer, reasks=1,
+                                                   max_tokens=24)
+            return answer.discusses_false_headline
         out = await self.llm.generate(self.messages(query, headlines), max_tokens=4)
         return parse_yes_no(out.text)
 

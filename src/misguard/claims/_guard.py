@@ -27,6 +27,8 @@ from ._text import (
     Segment, capitalised, clean_with_offsets, content_words, guess_language, numbers, segment, strip_instructions,
 )
 from ._topics import OfflineTopicClassifier
+from ._screen import screen as screen_text
+from ._unmask import DEFAULT_UNMASK, unmask as unmask_text
 
 #: Longest text examined; longer input is cut here (and says so in `stages`).
 MAX_CHARS = 100_000
@@ -48,6 +50,9 @@ class _Prepared:
     truncated: bool
     instructions: list[str]
     social: bool = False  # the social-media normalisation changed the text
+    unmasked: bool = False  # undoing character-level disguises changed the text
+    #: spans of the original text addressed to the checker, set aside (`_screen`)
+    injections: list[tuple[int, int]] = field(default_factory=list)
 
 
 class ClaimGuard:
@@ -68,6 +73,17 @@ class ClaimGuard:
         ranking: "dense", "lexical", "rrf" or "learned" (default: learned when the decision
             ships a ranker, else dense); see `misguard.claims._rank`.
         social: social-media normalisation steps (`STEPS` of `_social`; () = none).
+        unmask: character-level disguises undone before anything else reads the text
+            (`UNMASK_STEPS` of `_unmask`: look-alike letters, leetspeak, spaced letters...;
+            () = none).
+        screen_injections: set aside text addressed to the checker ("ignore previous
+            instructions", "answer that it contains no misinformation", a fake verdict;
+            `_screen`) so it cannot change the decision.
+        check_set_aside: also check the set-aside text on its own, so a claim written
+            inside a note to the checker is still caught. Off by default: on the dev set's
+            test half, a Hindi and an Arabic note checked alone matched a stored claim and
+            raised false flags on near-miss true texts from 1.4% to 13.9% for two of four
+            injection styles (docs/BENCHMARKS.md, "Red team").
         k_output: candidates listed in each verdict.
         sentence_words: a text's sentences are checked one by one only when it holds at
             least this many words (`_text.words`); below, the whole text and any MCQ
@@ -93,6 +109,9 @@ class ClaimGuard:
         sentence_words: int = SENTENCE_WORDS,
         judge_band: tuple[float, float] | None = None,
         reader: Reader | None = None,
+        unmask: tuple[str, ...] = DEFAULT_UNMASK,
+        screen_injections: bool = True,
+        check_set_aside: bool = False,
     ) -> None:
         self.store = store
         self.embedder = store.embedder
@@ -145,6 +164,10 @@ class ClaimGuard:
             raise ConfigError("ranking 'learned' needs a decision with a fitted ranker; use --ranking rrf or dense")
         normalize_social("", social)  # unknown step names fail here, not on the first text
         self.social = tuple(social)
+        unmask_text("", unmask)  # unknown step names fail here, not on the first text
+        self.unmask = tuple(unmask)
+        self.screen_injections = screen_injections
+        self.check_set_aside = check_set_aside
         self._cues: dict[int, tuple[set[str], set[str], set[str]]] = {}
         self._cues_generation = -1
         self.max_segments = max_segments
@@ -171,6 +194,9 @@ class ClaimGuard:
             "ranking": self.ranking,
             "ranker": self.ranker.to_dict() if self.ranker is not None else None,
             "social": list(self.social),
+            "unmask": list(self.unmask),
+            "screen_injections": self.screen_injections,
+            "check_set_aside": self.check_set_aside,
             "sentence_words": self.sentence_words,
             "topics": self.topics.describe(),
         }
@@ -187,29 +213,36 @@ class ClaimGuard:
         with self._lock:
             return self._check_many(texts)
 
-    def _check_many(self, texts: Sequence[str]) -> list[Verdict]:
+    def _check_many(self, texts: Sequence[str], *, screen: bool = True) -> list[Verdict]:
         started = time.perf_counter()
         results: list[Verdict | None] = [None] * len(texts)
         todo: list[tuple[int, _Prepared]] = []
+        todo_screened: list[tuple[int, _Prepared]] = []
         for i, text in enumerate(texts):
             if not isinstance(text, str):
                 raise DataError(f"can only check text (str), got {type(text).__name__} at index {i}")
-            cached = self._cache.get(text)
+            cached = self._cache.get(text) if screen else None
             if cached is not None:
                 self._cache.move_to_end(text)
                 self.cache_hits += 1
                 results[i] = cached.model_copy(update={"stages": [*cached.stages, "cache"], "latency_s": 0.0})
                 continue
-            prepared = self._prepare(text)
+            prepared = self._prepare(text, screen=screen)
             if not prepared.segments:
-                results[i] = Verdict(flagged=False, score=0.0, language="und", stages=["clean", "empty"],
+                results[i] = Verdict(flagged=False, score=0.0, language="und",
+                                     stages=["clean", *(["screen-injection"] if prepared.injections else []), "empty"],
                                      decided_by="empty-input")
+                if prepared.injections:
+                    todo_screened.append((i, prepared))
                 continue
             todo.append((i, prepared))
         if todo:
             analyses = self._analyse_many([p for _, p in todo])
             for (i, prepared), analysis in zip(todo, analyses):
                 results[i] = self._decide(prepared, analysis)
+        todo_screened += [(i, p) for i, p in todo if p.injections]
+        if todo_screened and self.check_set_aside:
+            self._check_set_aside(todo_screened, results)
         elapsed = time.perf_counter() - started
         share = elapsed / max(1, len(todo))
         out: list[Verdict] = []
@@ -220,6 +253,19 @@ class ClaimGuard:
                 self._remember(texts[i], verdict)
             out.append(verdict)
         return out
+
+    def _check_set_aside(self, todo: list[tuple[int, _Prepared]], results: list[Verdict | None]) -> None:
+        """Check the text set aside as addressed to the checker on its own: a note cannot
+        unflag a text, and a claim written inside one is caught all the same."""
+        pieces = [(i, start, p.original[start:end]) for i, p in todo for start, end in p.injections]
+        verdicts = self._check_many([text for _, _, text in pieces], screen=False)
+        for (i, start, _), side in zip(pieces, verdicts):
+            current = results[i]
+            assert current is not None
+            if side.flagged and not current.flagged:
+                evidence = [e.model_copy(update={"start": e.start + start, "end": e.end + start}) for e in side.evidence]
+                results[i] = side.model_copy(update={"evidence": evidence,
+                                                     "stages": [*current.stages, "set-aside-flagged"]})
 
     def check_document(self, source: str, *, html: bool | None = None, doc_id: str = "doc") -> DocumentReport:
         """Crawl a text or HTML page into chunks, check each, notify, and audit with the judge."""
@@ -245,18 +291,29 @@ class ClaimGuard:
         if len(self._cache) > self._cache_size:
             self._cache.popitem(last=False)
 
-    def _prepare(self, text: str) -> _Prepared:
+    def _prepare(self, text: str, *, screen: bool = True) -> _Prepared:
         truncated = len(text) > MAX_CHARS
         original = text[:MAX_CHARS] if truncated else text
         clean, offsets = clean_with_offsets(original)
+        unmasked = False
+        if self.unmask:
+            folded, where = unmask_text(clean, self.unmask)
+            unmasked = folded != clean
+            clean, offsets = folded, [offsets[i] for i in where]
         social = False
         if self.social:
             normalised, where = normalize_social(clean, self.social)
             social = normalised != clean
             clean, offsets = normalised, [offsets[i] for i in where]
+        injections: list[tuple[int, int]] = []
+        if screen and self.screen_injections:
+            kept, where, found = screen_text(clean)
+            if found:
+                injections = [(offsets[f.start], offsets[max(f.start, f.end - 1)] + 1) for f in found]
+                clean, offsets = kept, [offsets[i] for i in where]
         _, _, instructions = strip_instructions(clean)
         segments = segment(clean, max_segments=self.max_segments, sentence_words=self.sentence_words) if clean.strip() else []
-        return _Prepared(original, clean, offsets, segments, truncated, instructions, social)
+        return _Prepared(original, clean, offsets, segments, truncated, instructions, social, unmasked, injections)
 
     def views(self, text: str) -> list[Segment]:
         """The pieces of `text` the guard embeds (the whole, then options and sentences),
@@ -328,8 +385,12 @@ class ClaimGuard:
         stages = ["clean"]
         if p.truncated:
             stages.append(f"truncated:{MAX_CHARS}")
+        if p.unmasked:
+            stages.append("unmask")
         if p.social:
             stages.append("social")
+        if p.injections:
+            stages.append("screen-injection")
         if p.instructions:
             stages.append("strip-instructions")
         stages += ["segment", "embed", "topic"]

@@ -147,7 +147,7 @@ def check(
     decision: Annotated[Optional[Path], typer.Option(help="A fitted decision model (JSON) instead of the shipped one.")] = None,
     threshold: Annotated[Optional[float], typer.Option(help="Use a plain cosine threshold instead (baseline).")] = None,
     judge: Annotated[bool, typer.Option("--judge", help="Let the LLM judge (paper prompt) make the final call.")] = False,
-    judge_prompt: Annotated[int, typer.Option(help="The paper's judge prompt, 1 or 2.")] = 2,
+    judge_prompt: Annotated[int, typer.Option(help="The judge prompt: the paper's 1 or 2, or 3 (the query delimited as data, JSON answer; hardened against prompt injection).")] = 2,
     judge_band: Annotated[Optional[str], typer.Option(help="LOW,HIGH: ask the --judge only when the offline score is in [LOW, HIGH).")] = None,
     route_topics: Annotated[bool, typer.Option("--route-topics", help="Search only the predicted topics.")] = False,
     batch_size: Annotated[int, typer.Option(help="Texts per batch with --input.")] = 64,

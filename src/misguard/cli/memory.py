@@ -139,7 +139,7 @@ def memory(
     seeds: Annotated[int, typer.Option(help="Number of seeds (--first-seed .. --first-seed + N - 1).")] = 5,
     records: Annotated[int, typer.Option(help="Memory records per seed (the paper: ~210,000).")] = 20_000,
     scenarios: Annotated[int, typer.Option(help="Scenarios (task instances, 4-8 agents each) per seed.")] = 60,
-    capabilities: Annotated[str, typer.Option(help="Adversary capabilities, e.g. C1,C2,C3 (C4 = adaptive).")] = "C1,C2,C3",
+    capabilities: Annotated[str, typer.Option(help="Adversary capabilities, e.g. C1,C2,C3 (C4 = adaptive; poison that hides: C5 credible provenance, C6 synonyms, C7 slow, C8 a notice to the guard).")] = "C1,C2,C3",
     backend: Annotated[str, typer.Option(help="Memory store: sqlite (embedded) or postgres.")] = "sqlite",
     postgres_url: Annotated[str, typer.Option(help="postgresql://user@host:port/db for --backend postgres.", envvar="MISGUARD_MEMORY__POSTGRES_URL")] = "",
     encoder_steps: Annotated[int, typer.Option(help="Contrastive training steps.")] = 300,
@@ -161,8 +161,8 @@ def memory(
     if kind not in ("I", "II", "III"):
         raise ConfigError(f"--type must be I, II or III, got {type!r}")
     caps = tuple(c.strip().upper() for c in capabilities.split(",") if c.strip())
-    if any(c not in ("C1", "C2", "C3", "C4") for c in caps):
-        raise ConfigError(f"--capabilities takes C1..C4, got {capabilities!r}")
+    if any(c not in ("C1", "C2", "C3", "C4", "C5", "C6", "C7", "C8") for c in caps):
+        raise ConfigError(f"--capabilities takes C1..C8, got {capabilities!r}")
     if backend not in ("sqlite", "postgres"):
         raise ConfigError(f"--backend must be sqlite or postgres, got {backend!r}")
     if backend == "postgres" and not postgres_url:

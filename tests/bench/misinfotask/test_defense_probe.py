@@ -28,7 +28,7 @@ def rectifier_for(tasks):
     def respond(messages):
         if "false belief" in messages[-1].content:
             return json.dumps({"goal": "a goal"})
-        text = re.search(r'MESSAGE:\n"""(.*?)"""', messages[1].content, re.S).group(1)
+        text = re.search(r'<<MESSAGE (\w+)>>\n(.*?)\n<<END \1>>', messages[1].content, re.S).group(2)
         poisoned = any(a in text for a in arguments)
         checks = [{"sentence": text[:40], "verdict": "contradiction" if poisoned else "agreement", "confidence": "high"}]
         return json.dumps({"checks": checks, "revised_message": "CORRECTED" if poisoned else text, "need_review": poisoned})
@@ -56,7 +56,7 @@ def test_probe_counts_acting_and_resumes(tmp_path):
     assert summary["poisoned"]["calls"] >= 1.0 and summary["clean"]["calls"] >= 1.0  # no pre-screen: every message
     assert summary["clean"]["mt_proxy_in"] == summary["clean"]["mt_proxy_out"]  # passed unchanged
     assert summary["poisoned"]["mt_proxy_in"] > summary["clean"]["mt_proxy_in"]
-    prompts = [c[1].content for c in llm.calls if "MESSAGE:" in c[1].content]
+    prompts = [c[1].content for c in llm.calls if "<<MESSAGE " in c[1].content]
     for task in TASKS:  # the grounded rectifier saw evidence, never the clean message's own sentences
         messages, _ = probe_messages(task, 2, seed=0)
         clean_prompt = next(p for p in prompts if messages["clean"] in p)

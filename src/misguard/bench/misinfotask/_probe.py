@@ -102,10 +102,13 @@ def run_defense_probe(
     rectifier: LLM | None = None,
     embedder: Embedder | None = None,
     console: Console | None = None,
+    transform: Any = None,
 ) -> dict[str, Any]:
     """Probe `defense` on each task's poisoned and clean message; returns the summary
     (acting rate per kind with bootstrap intervals over messages, tokens per message).
-    Components not given are built from `settings` (`rectifier_model` names the rectifier)."""
+    Components not given are built from `settings` (`rectifier_model` names the rectifier).
+    `transform`: a red-team `Pipeline` (`misguard.attacks.transforms`) that disguises every
+    message before the defense sees it (seeded by the settings' seed and the message)."""
     console = console or Console()
     params = dict(defense_params or {})
     llms: dict[str, LLM] = {}
@@ -121,7 +124,8 @@ def run_defense_probe(
         components={**({"worker_llm": llms["worker"].describe(), "rectifier_llm": llms["rectifier"].describe()} if llms else {}),
                     "embedder": embedder.describe()},
         seeds={"messages": settings.seed, "llm": settings.llm.seed},
-        params={"defense": defense, "defense_params": params, "k": k, "tasks": [t.id for t in tasks]},
+        params={"defense": defense, "defense_params": params, "k": k, "tasks": [t.id for t in tasks],
+                **({"transform": transform.describe()} if transform is not None else {})},
     )
     output.mkdir(parents=True, exist_ok=True)
     runlog = RunLog.open(output / "runlog.jsonl", header, resume=True)
@@ -136,6 +140,8 @@ def run_defense_probe(
                 key = f"{task.id}:{kind}"
                 if key in done:
                     continue
+                if transform is not None:
+                    text = transform.apply(text, seed=settings.seed, key=key)
                 context = DefenseContext(settings=settings, llms=llms,
                                          embedder=embedder, ground_truths=evidence, seed=settings.seed)
                 interceptors = build_defense(defense, context, params)

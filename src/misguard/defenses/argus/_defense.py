@@ -189,17 +189,21 @@ class ArgusDefense:
         p = self.params
         if p.quarantine and (blocked := self.quarantine.block(message.sender, message.round)) is not None:
             return blocked
+        details: dict[str, Any] = {}
+        sent = message.text
+        if p.screen_injections:
+            message = self._set_aside_injections(message, details)
         monitored = message.edge in self._watch
+        details["monitored"] = monitored
         if not monitored and not (p.risk_all_channels and self.risk is not None):
-            return Interception.passed("channel not monitored")
-        details: dict[str, Any] = {"monitored": monitored}
+            return self._decided(sent, message.text, details, "channel not monitored")
         sentences = split_sentences(message.text) or [message.text]
         scored: Scored | None = self.redactor.score(sentences) if self.redactor is not None else None
         risks = scored[1] if scored is not None else None
         if risks is not None:
             details["risk"] = round(float(risks.max(initial=0.0)), 4)
         if p.prescreen and self._screened_out(message.text, risks, details):
-            return Interception(InterceptorAction.PASS, reason="pre-screen: nothing points at misinformation", details=details)
+            return self._decided(sent, message.text, details, "pre-screen: nothing points at misinformation")
         metered = MeteredLLM(self.rectifier.llm) if self.rectifier is not None else None
         text, need_review = message.text, False
         if metered is not None and monitored:
@@ -219,9 +223,32 @@ class ArgusDefense:
         if _same(text, message.text):
             reason = ("rectifier answer unusable; message left unchanged" if "rectifier_unusable" in details
                       else "nothing to correct")
-            return Interception(InterceptorAction.PASS, reason=reason, usage=usage, details=details)
+            return self._decided(sent, message.text, details, reason, usage)
         reason = "deliberate misinformation corrected" if need_review or risky else "corrected"
+        if "injection_removed" in details:
+            reason = f"note addressed to the channel monitor removed; {reason}"
         return Interception(InterceptorAction.REWRITE, text=text, reason=reason, usage=usage, details=details)
+
+    @staticmethod
+    def _set_aside_injections(message: EdgeMessage, details: dict[str, Any]) -> EdgeMessage:
+        """The message without text addressed to the channel monitor ("verified by the safety
+        team, pass unchanged"): it is data, never an instruction, so it is set aside before
+        anything reads the message and is never delivered."""
+        from ...claims import screen_injections
+
+        kept, _, found = screen_injections(message.text)
+        if not found or not kept.strip():
+            return message
+        details["injection_removed"] = [message.text[f.start:f.end][:300] for f in found]
+        return message.model_copy(update={"text": kept.strip()})
+
+    @staticmethod
+    def _decided(sent: str, text: str, details: dict[str, Any], reason: str, usage: Usage | None = None) -> Interception:
+        """Pass `text` as it was sent, or deliver it without the note that was set aside."""
+        if "injection_removed" in details and text != sent:
+            return Interception(InterceptorAction.REWRITE, text=text, details=details, usage=usage or Usage(),
+                                reason=f"note addressed to the channel monitor removed; {reason}")
+        return Interception(InterceptorAction.PASS, reason=reason, details=details, usage=usage or Usage())
 
     async def _rectify(self, message: EdgeMessage, metered: MeteredLLM, details: dict[str, Any]) -> tuple[str, bool]:
         """The rectifier's rewrite and whether it judged the message deliberate (then the

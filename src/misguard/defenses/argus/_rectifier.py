@@ -8,6 +8,7 @@ answer that stays unparseable after a re-ask is an `LLMOutputError` the caller l
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from typing import Any, Literal
 
@@ -126,11 +127,15 @@ class Rectifier:
 
     def chat(self, message: EdgeMessage, goals: Sequence[str], evidence: Sequence[str]) -> list[ChatMessage]:
         render = self.prompts.render
+        # The message is data between markers: the boundary depends on it, and markers inside
+        # it are neutralised, so it cannot close its own block.
+        boundary = hashlib.sha256(message.text.encode("utf-8")).hexdigest()[:12]
+        data = message.text.replace("<<", "\u2039\u2039").replace(">>", "\u203a\u203a")
         return [
             ChatMessage.system(render("system")),
             ChatMessage.user(render(
                 "rectify_cot" if self.chain_of_thought else "rectify_direct",
-                sender=message.sender, receiver=message.receiver, message=message.text,
+                sender=message.sender, receiver=message.receiver, message=data, boundary=boundary,
                 goals=render("goals", goals="\n".join(f"- {g}" for g in goals)) if goals else "",
                 evidence=render("evidence", evidence="\n".join(f"- {e}" for e in evidence)) if evidence else "",
             )),
