@@ -151,7 +151,7 @@ def test_cli_runs_on_shipped_tasks_and_rejects_unknown_defense(tmp_path):
     bad_mas = runner.invoke(app, [*base, "--mas-param", "rounds", "--output", str(tmp_path / "bad")])
     assert bad_mas.exit_code == 2 and "bad --mas-param 'rounds'" in bad_mas.output
     missing = runner.invoke(app, ["bench", "misinfotask", "--data", str(tmp_path / "nope.json")])
-    assert missing.exit_code == 2 and "no such task file" in missing.output
+    assert missing.exit_code == 2 and "no such file, and no data" in missing.output
     help_text = runner.invoke(app, ["bench", "misinfotask", "--help"]).output
     for option in ("--data", "--model", "--attack", "--defense", "--defense-param", "--rectifier-model", "--topology",
                    "--rounds", "--mas-param", "--tasks", "--seeds", "--concurrency", "--output", "--executor"):
