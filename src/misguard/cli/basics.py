@@ -59,6 +59,21 @@ def registered_plugins() -> dict[str, list[str]]:
     return out
 
 
+def _e5_runtime_row(settings) -> tuple[str, str, str]:
+    """Which engine runs `e5` and why: loads it, so a runtime that fails to start shows."""
+    from ..embed import e5_runtime_choice
+
+    try:
+        chosen, why = e5_runtime_choice(settings.embed)
+        built = get_embedder("e5", settings.embed)
+    except MisguardError as exc:
+        return "e5 runtime", "[red]unavailable[/]", escape(str(exc))
+    runtime = getattr(built, "runtime", chosen)
+    why = getattr(built, "runtime_reason", why) or why
+    state = "[green]onnx[/]" if runtime == "onnx" else f"[yellow]{escape(runtime)}[/]"
+    return "e5 runtime", state, escape(why)
+
+
 @friendly_errors
 def doctor(
     ctx: typer.Context,
@@ -81,9 +96,11 @@ def doctor(
     else:
         table.add_row("llm openai/*", "[yellow]not configured[/]", "set llm.base_url (MISGUARD_LLM__BASE_URL) to use an endpoint")
     table.add_row(*_probe("embedder e5", lambda: get_embedder("e5", settings.embed)))
+    table.add_row(*_e5_runtime_row(settings))
     for module, extra, purpose in [
         ("openai", "openai", "OpenAI-compatible endpoints"),
         ("xllamacpp", "local", "in-process GGUF models"),
+        ("onnxruntime", "onnx", "the fast e5 runtime (the default when installed)"),
         ("torch", "torch", "the memory guard's contrastive detector"),
         ("sentence_transformers", "st", "sentence-transformers embedders and the claim guard's --reader st/minilm"),
         ("ray", "ray", "--executor ray"),

