@@ -1,5 +1,8 @@
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -151,3 +154,22 @@ def test_st_embedder_applies_the_models_own_query_and_document_prompts(tmp_path)
     from misguard.embed._base import Embedder
 
     assert prompted._key("boiling water", "query") != Embedder._key(prompted, "boiling water", "query")
+
+
+def test_the_onnx_runtime_records_and_sends_no_telemetry(tmp_path):
+    """ONNX Runtime's Linux builds queue usage telemetry under ~/.cache/Microsoft unless told
+    not to; misguard's e5 runtime turns it off before the runtime starts."""
+    import subprocess
+    import sys
+
+    pytest.importorskip("onnxruntime", reason="needs the 'onnx' extra")
+    code = "from misguard.embed import get_embedder; print(get_embedder('e5/onnx').embed(['one text'], 'query').shape)"
+    env = {k: v for k, v in os.environ.items() if k != "ORT_DISABLE_TELEMETRY"}
+    env["HOME"] = str(tmp_path)
+    # the built model stays where it is (building it again under the new home takes minutes)
+    env["MISGUARD_EMBED__MODEL_CACHE_DIR"] = os.environ.get("MISGUARD_EMBED__MODEL_CACHE_DIR") or str(
+        Path.home() / ".cache" / "misguard" / "models")
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert "(1, 384)" in done.stdout
+    assert not (tmp_path / ".cache" / "Microsoft").exists()

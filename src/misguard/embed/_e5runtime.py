@@ -71,6 +71,10 @@ class OnnxE5Embedder(Embedder):
 
     def __init__(self, model: str = "", settings: EmbedSettings | None = None, *, threads: int | None = None) -> None:
         super().__init__("multilingual-e5-small-q4", settings)
+        # ONNX Runtime's Linux builds record usage telemetry (process, device id, CPU) in
+        # ~/.cache/Microsoft and send it when they can; misguard sends nothing anywhere. The
+        # variable is read when the runtime starts, so it is set before the first import.
+        os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
         try:
             import onnxruntime as ort
         except ImportError:
