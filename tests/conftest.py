@@ -5,6 +5,10 @@ from pathlib import Path
 
 import pytest
 
+# Tests that import onnxruntime themselves start it before misguard can turn its usage
+# telemetry off; nothing a test runs may record or send any.
+os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
+
 REPO = Path(__file__).resolve().parents[1]
 # MISGUARD_DATA_DIR is the settings field `data_dir`: one name for users and tests.
 SHARED_DATA = Path(os.environ.get("MISGUARD_DATA_DIR") or REPO.parent / "shared" / "data")
