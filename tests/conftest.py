@@ -8,6 +8,9 @@ import pytest
 # Tests that import onnxruntime themselves start it before misguard can turn its usage
 # telemetry off; nothing a test runs may record or send any.
 os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
+# Rich wraps tables and messages at the terminal width; tests read whole lines, so the
+# width is fixed rather than taken from whatever terminal (or none) runs them.
+os.environ["COLUMNS"] = "200"
 
 REPO = Path(__file__).resolve().parents[1]
 # MISGUARD_DATA_DIR is the settings field `data_dir`: one name for users and tests.
