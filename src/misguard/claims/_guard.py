@@ -183,9 +183,11 @@ class ClaimGuard:
 
     def check_many(self, texts: Sequence[str]) -> list[Verdict]:
         """Check texts in one batch (one embedding call for all their segments). Safe to
-        call from any thread; concurrent calls run one after another."""
+        call from any thread; concurrent calls run one after another. Every verdict of one
+        call is made against one generation of the store, the latest: when another handle
+        or process wrote, the index is reloaded and the verdict cache dropped first."""
         with self._lock:
-            return self._check_many(texts)
+            return self.store.consistent(lambda: self._check_many(texts), on_reload=self._cache.clear)
 
     def _check_many(self, texts: Sequence[str]) -> list[Verdict]:
         started = time.perf_counter()

@@ -114,7 +114,6 @@ def create_app(
     runner = GuardRunner(
         str(settings.db), embedder, make_guard or default_guard_factory(settings, embedder.spec), max_batch=settings.max_batch,
         window_s=settings.batch_window_ms / 1000, max_wait_s=settings.batch_max_wait_ms / 1000,
-        reload_check_s=settings.reload_check_s,
         on_batch=metrics.observe_batch,
     )
     fetch = fetcher or PageFetcher(
@@ -265,7 +264,7 @@ def create_app(
             claims = list(store.get_slots(range(offset, min(len(store), offset + limit))).values())
             return len(store), claims
 
-        total, claims = await runner.run(page)
+        total, claims = await runner.run(lambda: runner.store().consistent(page))
         return ClaimsPage(total=total, offset=offset, claims=to_claimreview(claims))
 
     @app.post("/v1/claims", response_model=IngestResult, tags=["claims"])

@@ -73,4 +73,5 @@ class ServiceSettings(BaseModel):
     fetch_max_bytes: int = Field(2_000_000, ge=1_000)
     fetch_max_redirects: int = Field(5, ge=0, le=20)
     reload_check_s: float = Field(1.0, ge=0)
-    """How often to look for a newer store generation written by another process."""
+    """Not used any more (accepted so that existing settings still load): every batch checks
+    the store's generation on disk, one SQLite read, and reloads when another process wrote."""
