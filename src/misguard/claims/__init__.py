@@ -23,6 +23,7 @@ from ._detect import (
 )
 from ._guard import MAX_CHARS, Analysis, ClaimGuard, DocumentReport, JudgeAgent, Notification, verdict_row
 from ._ingest import FORMATS, detect_format, read_claims, stable_id, to_claimreview
+from ._integrity import Check, VerifyReport, rebuild_index, verify_store
 from ._rank import RANK_FEATURES, RANKINGS, LinearRanker, average_precision_at, fit_ranker, reciprocal_rank
 from ._reader import EmbeddingReader, PairReader, ReaderExample, ReaderTraining, load_reader, train_reader
 from ._redteam import ATTACKS, LANGUAGES, AttackGenerator, mcq_template, wrap
@@ -45,4 +46,5 @@ __all__ = [
     "fit_logistic", "guess_language", "load_decision", "mcq_template", "normalize_verdict",
     "parse_topics", "parse_yes_no", "read_claims", "segment", "stable_id", "strip_instructions",
     "to_claimreview", "topic_accuracy", "verdict_row", "wrap",
+    "Check", "VerifyReport", "rebuild_index", "verify_store",
 ]
