@@ -137,11 +137,32 @@ def test_page_check_returns_blocks_with_offsets_and_an_audit(client):
 def test_page_url_is_not_fetched_unless_allowed(db, client):
     refused = client.post("/v1/check/page", json={"url": "http://example.org/"}, headers=auth())
     assert refused.status_code == 403 and "html" in refused.json()["detail"]
+    refusals = {
+        "http://127.0.0.1:9/": "non-public address (127.0.0.1)",
+        "http://169.254.169.254/latest/meta-data/": "non-public address (169.254.169.254)",
+        "http://[::127.0.0.1]:9/": "non-public address (::7f00:1)",
+        "http://[64:ff9b::a9fe:a9fe]/latest/meta-data/": "non-public address (64:ff9b::a9fe:a9fe)",
+        "http://[::ffff:0:7f00:1]/": "non-public address",
+        "http://[fec0::1]/": "non-public address (fec0::1)",
+        "http://xn--lcalhost-sxa.example/": "not a valid host name",
+        "file:///etc/passwd": "only http and https",
+    }
     with TestClient(make_app(db, allow_url_fetch=True)) as fetching:
-        for url in ("http://127.0.0.1:9/", "http://169.254.169.254/latest/meta-data/", "file:///etc/passwd"):
+        for url, reason in refusals.items():
             response = fetching.post("/v1/check/page", json={"url": url}, headers=auth())
-            assert response.status_code in (403, 422), (url, response.text)
-        assert "misguard_fetch_refused_total 3.0" in fetching.get("/metrics").text
+            assert response.status_code == 403, (url, response.text)
+            assert reason in response.json()["detail"], (url, response.text)
+        assert f"misguard_fetch_refused_total {len(refusals)}.0" in fetching.get("/metrics").text
+
+
+def test_an_invalid_host_in_a_redirect_is_refused_not_a_server_error(db):
+    from tests.helpers.page_server import Page, page_server
+
+    pages = {"/away": Page(status=302, headers={"Location": "http://xn--lcalhost-sxa.example/"})}
+    with page_server(pages) as site, \
+            TestClient(make_app(db, allow_url_fetch=True, allow_private_urls=True)) as client:
+        response = client.post("/v1/check/page", json={"url": f"{site.url}/away"}, headers=auth())
+    assert response.status_code == 403 and "not a valid host name" in response.json()["detail"]
 
 
 def test_page_url_fetch_from_an_allowed_private_server(db):
