@@ -47,6 +47,9 @@ class ServiceSettings(BaseModel):
     rate_limit: str = "1200/minute"
     """Per-key limit on check requests, in the `limits` syntax (`"20/second;1200/minute"`)."""
     admin_rate_limit: str = "60/minute"
+    auth_failure_limit: str = "10/minute"
+    """Failed authentications (missing or wrong key) allowed per client address; beyond it,
+    every request from that address answers 429 until the window ends."""
     rate_limit_storage: str = "memory://"
     """Where counters live: `memory://` for one process, `redis://host:6379` for replicas."""
     max_body_bytes: int = Field(2_000_000, ge=1_000)
