@@ -1,4 +1,5 @@
-"""`misguard bench memory`: shared-memory poisoning detection and repair benchmark."""
+"""`misguard memory verify` and `misguard bench memory`: shared-memory integrity, and the
+poisoning detection and repair benchmark."""
 
 from __future__ import annotations
 
@@ -12,8 +13,42 @@ from ._common import console, friendly_errors, settings_from
 from .bench import bench_app
 
 
+memory_app = typer.Typer(help="Manage a shared agent memory store.", no_args_is_help=True)
+
+
 def register(app: typer.Typer) -> None:
-    """The command lives on `bench_app`; importing this module is what registers it."""
+    """`memory` commands; the benchmark lives on `bench_app` (importing this module registers it)."""
+    app.add_typer(memory_app, name="memory")
+
+
+@memory_app.command("verify")
+@friendly_errors
+def verify(
+    db: Annotated[str, typer.Option("--db", help="The store: a SQLite file path or postgresql://user@host:port/db.")],
+    json_out: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+) -> None:
+    """Check a memory store: database integrity, heads against their version history, reuse
+    edges, and that the audit log explains every status, version, weight and pruning.
+    Exits 1 when a problem is found."""
+    import json
+
+    from ..memory import open_store
+
+    if "://" not in db and not Path(db).is_file():
+        raise ConfigError(f"no memory store at {db}; give a SQLite file or a postgresql:// URL")
+    with open_store(db) as store:
+        report = store.verify()
+    if json_out:
+        console.print_json(json.dumps(report.to_dict()))
+    else:
+        for c in report.checks:
+            mark = "[green]ok[/]  " if c.ok else "[bold red]FAIL[/]"
+            console.print(f"{mark} {c.name:<10} {c.detail}", highlight=False)
+        state = "ok" if report.ok else f"{len(report.problems)} problem(s)"
+        console.print(f"{report.location}: {report.records} records, {report.edges} reuse edges, "
+                      f"{report.audit_entries} audit entries: {state}", highlight=False)
+    if not report.ok:
+        raise typer.Exit(1)
 
 
 def _ratios(ratio: float, ratios: str) -> list[float]:
