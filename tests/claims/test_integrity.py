@@ -202,3 +202,22 @@ def test_every_sample_claim_can_be_reingested_after_a_rebuild(tmp_path, embedder
     report = again.add(read_claims(SAMPLE))
     assert (report.added, report.updated, report.embedded) == (0, 0, 0) and again.verify().ok
     again.close()
+
+
+def test_a_read_that_fails_because_a_removal_moved_the_slots_is_run_again(store, embedder):
+    other = ClaimStore.open(store.path, embedder)
+    calls: list[int] = []
+
+    def read() -> list[str]:
+        slots = range(len(store))  # as the index in memory has them
+        calls.append(len(slots))
+        if len(calls) == 1:
+            other.remove(["S01"])  # meanwhile every later slot moves down: the last one is gone
+        claims = store.get_slots(slots)
+        return [claims[s].id for s in slots]  # KeyError on the first run
+
+    ids = store.consistent(read)
+    assert calls == [32, 31] and "S01" not in ids and len(ids) == 31
+    with pytest.raises(KeyError):  # a failure with no write behind it is the caller's
+        store.consistent(lambda: store.get_slots([10_000])[10_000])
+    other.close()

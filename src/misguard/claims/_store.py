@@ -239,13 +239,20 @@ class ClaimStore(StoreWrites):
                    attempts: int = 2) -> T:
         """Run `read` (searches and row reads of this store) so that all it sees is one
         generation, the latest: refresh, run, and run again if a writer committed meanwhile
-        (every write moves the generation on). After `attempts` such races the last run
-        holds a read lock instead, so writers wait for that one run. `on_reload` is called
-        after each reload (e.g. to drop caches of verdicts)."""
+        (every write moves the generation on), whether the run returned or failed. After
+        `attempts` such races the last run holds a read lock instead, so writers wait for
+        that one run. `on_reload` is called after each reload (e.g. to drop caches)."""
         for _ in range(attempts):
             if self.refresh() and on_reload is not None:
                 on_reload()
-            result = read()
+            try:
+                result = read()
+            except Exception:
+                # Rows read under an index a writer has since replaced may be missing (a
+                # removal moved the slots): then the error is the race's, not the read's.
+                if self.stored_generation() != self.generation:
+                    continue
+                raise
             if self.stored_generation() == self.generation:
                 return result
         with _snapshot(self._conn):
