@@ -43,7 +43,7 @@ def _global(
 
 
 #: Modules with a `register(app)` function; each concern adds its commands in its own module.
-COMMAND_MODULES = ["basics", "models", "bench", "mas", "claims", "memory", "serve"]
+COMMAND_MODULES = ["basics", "models", "bench", "mas", "claims", "memory", "serve", "crash"]
 
 
 def _register() -> None:
