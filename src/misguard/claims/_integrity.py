@@ -45,9 +45,10 @@ from ._store_write import _Next
 
 #: Checks whose failure a rebuild of the index from the records repairs.
 REBUILDABLE = frozenset({"slots", "lexical", "files", "checksums", "vectors", "sample"})
-#: A stored vector re-embedded from its claim's text must be at least this similar: the
-#: same text through the same embedder gives the same vector up to float rounding (and
-#: batch-size effects of the engine, well under 1e-3).
+#: A stored vector re-embedded from its claim's text must be at least this similar. With
+#: e5, the same text embedded again (another batch) gave a cosine of at least 0.9999998
+#: (64 LIAR test claims), while a claim's most similar other claim reached at most 0.951
+#: (1,000 distinct LIAR test claims; 0.897 in the shipped sample): 0.99 lies between.
 SAME_VECTOR = 0.99
 
 
