@@ -92,3 +92,28 @@ def test_a_stale_handle_removes_what_the_disk_holds(tmp_path, embedder):
     vec = embedder.embed(["A new claim about penguins flying south"], "passage")[0]
     assert np.allclose(reopened.vectors[slot], vec, atol=1e-6)
     reopened.close()
+
+
+def test_a_writer_that_commits_while_another_plans_is_caught_up_under_the_lock(tmp_path, embedder):
+    """The second writer commits after the first one planned its write (outside the lock)
+    and before it takes the lock: the first one plans again on the new generation."""
+    first = ClaimStore.open(tmp_path / "db", embedder, create=True)
+    first.add(read_claims(SAMPLE))
+    second = ClaimStore.open(tmp_path / "db", embedder)
+    raced: list[int] = []
+
+    def topics_while_the_other_writes(vectors):
+        if not raced:  # during the first plan only
+            raced.append(second.add([claim("RACE", "A claim committed while the other writer planned")]).added)
+        return [None] * len(vectors)
+
+    report = first.add([claim("MINE", "The writer that planned first still adds its claim")],
+                       assign_topics=topics_while_the_other_writes)
+    assert raced == [1] and report.added == 1 and first.reloads == 1
+    assert len(first) == 34 and first.generation == 3 and first.verify().ok
+    for cid, text in (("RACE", "A claim committed while the other writer planned"),
+                      ("MINE", "The writer that planned first still adds its claim")):
+        vec = embedder.embed([text], "passage")[0]
+        assert np.allclose(first.vectors[first.slot_of(cid)], vec, atol=1e-6)
+    first.close()
+    second.close()

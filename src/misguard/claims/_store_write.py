@@ -1,9 +1,10 @@
 """Writing to a claim store: ingest, removal and rebuilds through one write path.
 
-Every write embeds what it can before it takes SQLite's write lock, then, under the lock,
-catches up with the generation on disk (another handle or process may have written: its
-claims are kept), plans the next state from it, writes that generation's index files and
-commits the records together with the switch of generation.
+Every write plans its next state (embeddings, the whole index's hubness) before it takes
+SQLite's write lock, on the latest generation. Under the lock it checks that no other
+handle or process committed meanwhile (if one did, it catches up with the generation on
+disk, keeping that writer's claims, and plans again), writes that generation's index files
+and commits the records together with the switch of generation.
 """
 
 from __future__ import annotations
@@ -74,10 +75,9 @@ class StoreWrites:
             batch[claim.id] = claim  # a repeated id in one file: the last row wins
         if not batch:
             return IngestReport(0, 0, 0, 0, time.perf_counter() - started)
+        # Embeddings are kept by (id, text): a plan made again under the write lock (another
+        # writer won the race) embeds only what that writer changed, rarely anything.
         prepared = _Embeddings(self, vectors or {}, assign_topics)
-        # Embed outside the write lock, against the records as they are now; under the lock
-        # only what a concurrent writer changed meanwhile is embedded (rarely anything).
-        prepared.embed(self._ingest_plan(batch))
 
         def build() -> _Next:
             plan = self._ingest_plan(batch)
@@ -182,22 +182,32 @@ class StoreWrites:
         return 0 if written is None else written.counts[0]
 
     def _write(self, source: str, build: Callable[[], _Next | None], *, catch_up: bool = True) -> _Next | None:
-        """The one write path. Under SQLite's write lock: catch up with the generation on
-        disk, let `build` plan the next state from it (None: nothing to write), write that
-        generation's index files, its rows and the switch of generation in one commit.
-        Files of older generations are deleted after the commit. `catch_up=False`: do not
-        load the current index (a rebuild, which does not read it)."""
+        """The one write path. `build` plans the next state from the store as it is (None:
+        nothing to write); it runs first without any lock (embedding and hubness are the
+        slow part), on the latest generation. Then, under SQLite's write lock: if another
+        writer committed meanwhile, catch up with the generation on disk and build again;
+        write the new generation's index files, its rows and the switch of generation in
+        one commit. Files of older generations are deleted after the commit.
+        `catch_up=False`: never load the current index (a rebuild, which does not read it)."""
+        if catch_up:
+            self.refresh()
+            base = self.generation
+        else:
+            base = self.stored_generation()
         files: list[Path] = []
         try:
+            nxt = build()
             with _transaction(self._conn):
                 stored = self.stored_generation()
-                if not catch_up:
-                    self.generation = stored
-                elif stored != self.generation:
-                    self._load_index()  # inside the lock: no other writer can move on now
-                    self.reloads += 1
+                if stored != base:  # a writer won the race: plan again on what it committed
+                    if catch_up:
+                        self._load_index()  # inside the lock: no other writer can move on now
+                        self.reloads += 1
+                    else:
+                        self.generation = stored
+                    nxt = build()
+                self.generation = stored
                 self._sweep_unfinished(stored)
-                nxt = build()
                 if nxt is None:
                     return nxt
                 generation = self.generation + 1
