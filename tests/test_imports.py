@@ -16,6 +16,7 @@ PACKAGES = [
     "misguard.llm", "misguard.embed", "misguard.claims", "misguard.memory", "misguard.mas",
     "misguard.attacks", "misguard.bench.claims", "misguard.bench.memory",
     "misguard.bench.misinfotask", "misguard.cli.main", "misguard.service", "misguard.bench.service",
+    "misguard.bench.crash",
 ]
 
 

@@ -41,7 +41,7 @@ def _probe(label: str, build) -> tuple[str, str, str]:
 #: Subpackages whose import registers plug-ins; each is optional (its extra may be missing).
 PLUGIN_PACKAGES = (
     "misguard.llm", "misguard.embed", "misguard.mas", "misguard.attacks", "misguard.defenses",
-    "misguard.claims", "misguard.memory",
+    "misguard.claims", "misguard.memory", "misguard.bench.crash",
 )
 
 
