@@ -221,3 +221,12 @@ def test_a_read_that_fails_because_a_removal_moved_the_slots_is_run_again(store,
     with pytest.raises(KeyError):  # a failure with no write behind it is the caller's
         store.consistent(lambda: store.get_slots([10_000])[10_000])
     other.close()
+
+
+def test_a_write_through_the_guards_own_store_handle_drops_its_cached_verdicts(store):
+    guard = ClaimGuard(store, decision=ThresholdDecision(0.6))
+    text = "Hedgehogs can climb tall trees to escape from foxes at night"
+    assert guard.check(text).flagged is False
+    store.add([claim("HEDGEHOG", text)])
+    verdict = guard.check(text)
+    assert verdict.flagged and "cache" not in verdict.stages

@@ -151,6 +151,7 @@ class ClaimGuard:
         self.sentence_words = sentence_words
         self.topics = OfflineTopicClassifier(self.embedder, cache_dir=store.path)
         self._cache: OrderedDict[str, Verdict] = OrderedDict()
+        self._cache_generation = store.generation
         self._cache_size = cache_size
         self.cache_hits = 0
         # One check at a time: the verdict cache, the embedder's cache and the topic
@@ -187,10 +188,15 @@ class ClaimGuard:
         call is made against one generation of the store, the latest: when another handle
         or process wrote, the index is reloaded and the verdict cache dropped first."""
         with self._lock:
-            return self.store.consistent(lambda: self._check_many(texts), on_reload=self._cache.clear)
+            return self.store.consistent(lambda: self._check_many(texts))
 
     def _check_many(self, texts: Sequence[str]) -> list[Verdict]:
         started = time.perf_counter()
+        if self._cache_generation != self.store.generation:
+            # The store changed (another process wrote, or this one through the same
+            # handle): verdicts of the previous generation no longer hold.
+            self._cache.clear()
+            self._cache_generation = self.store.generation
         results: list[Verdict | None] = [None] * len(texts)
         todo: list[tuple[int, _Prepared]] = []
         for i, text in enumerate(texts):
