@@ -17,6 +17,7 @@ PACKAGES = [
     "misguard.attacks", "misguard.bench.claims", "misguard.bench.memory",
     "misguard.bench.misinfotask", "misguard.cli.main", "misguard.service", "misguard.bench.service",
     "misguard.net", "misguard.data", "misguard.attacks.transforms", "misguard.bench.redteam",
+    "misguard.bench.crash",
 ]
 
 

@@ -81,11 +81,16 @@ class RunLog:
         """Create a log, or reopen it when `resume` and it exists (keeping its header)."""
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
-        if resume and path.exists() and path.stat().st_size > 0:
+        if resume and path.exists() and _mend_torn_tail(path):
             old_header, events = read_runlog(path)
             return cls(path, old_header, events)
-        with path.open("w", encoding="utf-8") as fh:
+        # Whole or not at all: a crash while the header is written leaves no torn header.
+        tmp = path.with_name(path.name + ".tmp")
+        with tmp.open("w", encoding="utf-8") as fh:
             fh.write(header.model_dump_json() + "\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
         return cls(path, header, [])
 
     def write(self, type: str, *, key: str | None = None, **data: Any) -> RunEvent:
@@ -110,6 +115,27 @@ class RunLog:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _mend_torn_tail(path: Path) -> bool:
+    """Make a log that a crash cut mid-line safe to append to: a torn last line is cut off
+    (a complete one missing only its newline gets it), or appended events would be glued
+    to it and lost. Returns False when not even the header is whole (start the log again)."""
+    data = path.read_bytes()
+    if data.endswith(b"\n") or not data:
+        return bool(data)
+    start = data.rfind(b"\n") + 1
+    try:
+        json.loads(data[start:])
+    except ValueError:
+        if start == 0:
+            return False  # a torn header: nothing of the run was written yet
+        with path.open("r+b") as fh:
+            fh.truncate(start)
+    else:
+        with path.open("ab") as fh:
+            fh.write(b"\n")
+    return True
 
 
 def read_jsonl_log(

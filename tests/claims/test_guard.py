@@ -2,8 +2,11 @@ import time
 
 import pytest
 
-from misguard.claims import MAX_CHARS, ClaimGuard, JudgeAgent, ThresholdDecision, verdict_row
+from misguard.claims import MAX_CHARS, ClaimGuard, ClaimStore, JudgeAgent, ThresholdDecision, read_claims, verdict_row
+from misguard.embed import get_embedder
 from misguard.errors import DataError
+
+from .conftest import SAMPLE
 
 
 def test_mcq_option_buried_in_a_question_is_matched(guard):
@@ -84,10 +87,24 @@ def test_verdict_row_has_the_cli_contract(guard):
     assert row["flagged"] is False and row["matched_claim_id"] is None
 
 
-def test_topic_routing_still_finds_the_claim(store):
-    guard = ClaimGuard(store, decision=ThresholdDecision(0.6), route_topics=True)
-    v = guard.check("Swallowed chewing gum stays in your stomach for seven years")
-    assert "route" in v.stages and v.topics
+@pytest.mark.slow
+def test_topic_routing_still_finds_the_claim(tmp_path):
+    """Routing restricts the dense search to the predicted topics; the claim must still be
+    found by that search alone: lexical retrieval is off (it finds the claim by its words
+    whatever the routing did). e5, not hashing: topics predicted from hashing vectors are
+    noise, and the claim is then, rightly, not found."""
+    store = ClaimStore.open(tmp_path / "e5", get_embedder("e5"), create=True)
+    store.add(read_claims(SAMPLE))
+    guard = ClaimGuard(store, decision=ThresholdDecision(0.8), route_topics=True, k_lexical=0)
+    text = "Swallowed chewing gum stays in your stomach for seven years"
+    v = guard.check(text)
+    assert "route" in v.stages and "lexical" not in v.stages
+    assert v.flagged and v.evidence[0].claim.id == "S11"
+    assert store.get("S11").topic in v.topics
+    # Every candidate came from a routed topic (or has none): the search was restricted.
+    [analysis] = guard.analyse([text])
+    assert analysis.candidates and {c.topic for c in analysis.candidates} <= {*v.topics, None}
+    store.close()
 
 
 def test_document_check_and_judge_agent(guard):

@@ -136,14 +136,14 @@ def test_lexical_index_is_atomic_with_the_records(store, monkeypatch):
     # written, before the generation switches) rolls both back.
     import sqlite3
 
-    from misguard.claims import _store
+    from misguard.claims import _store_write
 
     before = (len(store), store.lexical_search("goldfish remember", 10))
 
     def fail(conn, **values):
         raise sqlite3.OperationalError("disk I/O error")
 
-    monkeypatch.setattr(_store, "_set_meta", fail)
+    monkeypatch.setattr(_store_write, "_set_meta", fail)
     with pytest.raises(StoreError, match="nothing was changed"):
         store.add([claim("NEW", "Goldfish remember three seconds, new study shows")])
     assert (len(store), store.lexical_search("goldfish remember", 10)) == before

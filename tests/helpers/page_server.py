@@ -4,6 +4,7 @@ fetcher's tests and the browser extension's test page."""
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -15,6 +16,8 @@ class Page:
     body: str = ""
     status: int = 200
     headers: dict[str, str] = field(default_factory=lambda: {"Content-Type": "text/html; charset=utf-8"})
+    delay_s: float = 0.0
+    """Seconds the server waits before it answers (a slow site)."""
 
 
 @dataclass
@@ -34,6 +37,8 @@ def page_server(pages: dict[str, Page]) -> Iterator[PageServer]:
         def do_GET(self) -> None:  # noqa: N802
             state.requests.append((self.path, dict(self.headers)))
             page = state.pages.get(self.path, Page("not found", 404))
+            if page.delay_s:
+                time.sleep(page.delay_s)
             data = page.body.encode()
             self.send_response(page.status)
             for key, value in page.headers.items():

@@ -82,6 +82,55 @@ def test_rate_limit_is_per_key(db):
         assert client.post("/v1/check", json={"text": "a b c"}, headers=auth(ADMIN_KEY)).status_code == 200
 
 
+def test_wrong_keys_are_rate_limited_per_client_address(db):
+    """Guessing keys: failed authentications count per client address, before the key is
+    checked, so a guesser is slowed down whatever keys it tries."""
+    with TestClient(make_app(db, rate_limit="3/minute", auth_failure_limit="3/minute")) as client:
+        codes = [client.post("/v1/check", json={"text": "a b c"}, headers=auth(f"guess-{i}")).status_code
+                 for i in range(8)]
+        assert codes == [401, 401, 401, 429, 429, 429, 429, 429]
+        limited = client.post("/v1/check", json={"text": "a b c"}, headers={})
+        assert limited.status_code == 429 and "authentication" in limited.json()["detail"]
+        # Once limited, even the right key is refused from that address: a guesser learns nothing.
+        assert client.post("/v1/check", json={"text": "a b c"}, headers=auth()).status_code == 429
+        assert client.get("/v1/claims", headers=auth(ADMIN_KEY)).status_code == 429
+    with TestClient(make_app(db, rate_limit="3/minute", auth_failure_limit="3/minute"), client=("10.0.0.1", 1000)) as other:
+        # Another address (a fresh app: TestClient has one address per running app), with
+        # the right key: the per-key limit is the one that applies.
+        codes = [other.post("/v1/check", json={"text": "a b c"}, headers=auth()).status_code for _ in range(4)]
+        assert codes == [200, 200, 200, 429]
+        assert "rate limit exceeded" in other.post("/v1/check", json={"text": "x"}, headers=auth()).json()["detail"]
+
+
+def test_failed_authentications_count_per_address():
+    from misguard.service._security import FailedAuthLimiter
+
+    limiter = FailedAuthLimiter("2/minute", "memory://")
+    for _ in range(2):
+        assert limiter.retry_after("10.0.0.1") is None
+        limiter.failed("10.0.0.1")
+    wait = limiter.retry_after("10.0.0.1")
+    assert wait is not None and 1 <= wait <= 61
+    assert limiter.retry_after("10.0.0.2") is None and limiter.retry_after("::1") is None
+    with pytest.raises(MisguardError, match="not a limit"):
+        FailedAuthLimiter("ten a minute", "memory://")
+
+
+def test_failed_authentications_are_counted_in_the_metrics(db):
+    with TestClient(make_app(db, auth_failure_limit="2/minute")) as client:
+        for i in range(3):
+            client.post("/v1/check", json={"text": "a"}, headers=auth(f"bad-{i}"))
+        metrics = client.get("/metrics").text
+        assert "misguard_auth_failures_total 2.0" in metrics and "misguard_auth_limited_total 1.0" in metrics
+
+
+def test_a_check_key_on_an_admin_route_is_not_a_failed_authentication(db):
+    with TestClient(make_app(db, auth_failure_limit="2/minute")) as client:
+        codes = [client.get("/v1/claims", headers=auth()).status_code for _ in range(4)]
+        assert codes == [403] * 4
+        assert client.post("/v1/check", json={"text": "a"}, headers=auth()).status_code == 200
+
+
 def test_claims_admin_round_trip_in_claimreview(client):
     listed = client.get("/v1/claims", params={"limit": 5}, headers=auth(ADMIN_KEY)).json()
     assert listed["total"] >= 20 and len(listed["claims"]) == 5
@@ -137,11 +186,32 @@ def test_page_check_returns_blocks_with_offsets_and_an_audit(client):
 def test_page_url_is_not_fetched_unless_allowed(db, client):
     refused = client.post("/v1/check/page", json={"url": "http://example.org/"}, headers=auth())
     assert refused.status_code == 403 and "html" in refused.json()["detail"]
+    refusals = {
+        "http://127.0.0.1:9/": "non-public address (127.0.0.1)",
+        "http://169.254.169.254/latest/meta-data/": "non-public address (169.254.169.254)",
+        "http://[::127.0.0.1]:9/": "non-public address (::7f00:1)",
+        "http://[64:ff9b::a9fe:a9fe]/latest/meta-data/": "non-public address (64:ff9b::a9fe:a9fe)",
+        "http://[::ffff:0:7f00:1]/": "non-public address",
+        "http://[fec0::1]/": "non-public address (fec0::1)",
+        "http://xn--lcalhost-sxa.example/": "not a valid host name",
+        "file:///etc/passwd": "only http and https",
+    }
     with TestClient(make_app(db, allow_url_fetch=True)) as fetching:
-        for url in ("http://127.0.0.1:9/", "http://169.254.169.254/latest/meta-data/", "file:///etc/passwd"):
+        for url, reason in refusals.items():
             response = fetching.post("/v1/check/page", json={"url": url}, headers=auth())
-            assert response.status_code in (403, 422), (url, response.text)
-        assert "misguard_fetch_refused_total 3.0" in fetching.get("/metrics").text
+            assert response.status_code == 403, (url, response.text)
+            assert reason in response.json()["detail"], (url, response.text)
+        assert f"misguard_fetch_refused_total {len(refusals)}.0" in fetching.get("/metrics").text
+
+
+def test_an_invalid_host_in_a_redirect_is_refused_not_a_server_error(db):
+    from tests.helpers.page_server import Page, page_server
+
+    pages = {"/away": Page(status=302, headers={"Location": "http://xn--lcalhost-sxa.example/"})}
+    with page_server(pages) as site, \
+            TestClient(make_app(db, allow_url_fetch=True, allow_private_urls=True)) as client:
+        response = client.post("/v1/check/page", json={"url": f"{site.url}/away"}, headers=auth())
+    assert response.status_code == 403 and "not a valid host name" in response.json()["detail"]
 
 
 def test_page_url_fetch_from_an_allowed_private_server(db):

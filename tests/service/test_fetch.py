@@ -16,9 +16,37 @@ from tests.helpers.page_server import Page, page_server
     ("169.254.169.254", False), ("100.100.100.200", False), ("0.0.0.0", False), ("224.0.0.1", False),
     ("::1", False), ("fe80::1", False), ("fd00:ec2::254", False), ("::ffff:127.0.0.1", False),
     ("2002:7f00:1::1", False), ("255.255.255.255", False),
+    # IPv4 hidden in IPv6 forms: NAT64 (well-known and local-use prefixes), IPv4-compatible,
+    # IPv4-translated (SIIT), Teredo; and the deprecated site-local range.
+    ("64:ff9b::7f00:1", False), ("64:ff9b::a00:1", False), ("64:ff9b::5db8:d822", True),
+    ("64:ff9b:1::7f00:1", False), ("64:ff9b:1::5db8:d822", False),
+    ("::127.0.0.1", False), ("::5db8:d822", False), ("::ffff:0:7f00:1", False), ("::ffff:0:a9fe:a9fe", False),
+    ("fec0::1", False), ("feff::1", False), ("2001:0:4136:e378:8000:63bf:80ff:fffe", False),
+    ("::ffff:93.184.216.34", True), ("2002:5db8:d822::1", True), ("2001:db8::1", False), ("ff0e::1", False),
 ])
 def test_public_only_policy(address, allowed):
     assert public_only(ipaddress.ip_address(address)) is allowed
+
+
+@pytest.mark.parametrize("url", ["http://[::127.0.0.1]:9/", "http://[64:ff9b::7f00:1]/", "http://[::ffff:0:7f00:1]/",
+                                 "http://[fec0::1]/", "http://[64:ff9b:1::a9fe:a9fe]/"])
+async def test_ipv6_literals_hiding_private_ipv4_are_refused_before_connecting(url):
+    with pytest.raises(UnsafeURLError, match="non-public"):
+        await PageFetcher().fetch(url)
+
+
+@pytest.mark.parametrize("url", ["http://xn--lcalhost-sxa.example/", "http://xn--/", "http://a..b/",
+                                 "http://" + "a" * 70 + ".example/"])
+async def test_invalid_host_names_are_a_clear_refusal(url):
+    with pytest.raises(UnsafeURLError, match="not a valid host name"):
+        await PageFetcher().fetch(url)
+
+
+async def test_an_invalid_host_in_a_redirect_is_a_clear_refusal():
+    pages = {"/bad": Page(status=302, headers={"Location": "http://xn--lcalhost-sxa.example/"})}
+    with page_server(pages) as site:
+        with pytest.raises(UnsafeURLError, match="not a valid host name"):
+            await PageFetcher(policy=loopback_only).fetch(site.url + "/bad")
 
 
 def resolver(table: dict[str, list[str]]):

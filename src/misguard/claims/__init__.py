@@ -37,6 +37,7 @@ from ._pull import (
     pull_claims,
     review_age_counts,
 )
+from ._integrity import Check, VerifyReport, rebuild_index, verify_store
 from ._rank import RANK_FEATURES, RANKINGS, LinearRanker, average_precision_at, fit_ranker, reciprocal_rank
 from ._reader import EmbeddingReader, PairReader, ReaderExample, ReaderTraining, load_reader, train_reader
 from ._redteam import ATTACKS, LANGUAGES, AttackGenerator, mcq_template, wrap
@@ -67,4 +68,5 @@ __all__ = [
     "parse_topics", "parse_yes_no", "read_claims", "segment", "stable_id", "strip_instructions",
     "to_claimreview", "topic_accuracy", "verdict_row", "wrap",
     "DEFAULT_UNMASK", "UNMASK_STEPS", "unmask", "Injection", "find_injections", "screen_injections",
+    "Check", "VerifyReport", "rebuild_index", "verify_store",
 ]

@@ -174,6 +174,7 @@ class ClaimGuard:
         self.sentence_words = sentence_words
         self.topics = OfflineTopicClassifier(self.embedder, cache_dir=store.path)
         self._cache: OrderedDict[str, Verdict] = OrderedDict()
+        self._cache_generation = store.generation
         self._cache_size = cache_size
         self.cache_hits = 0
         # One check at a time: the verdict cache, the embedder's cache and the topic
@@ -209,12 +210,19 @@ class ClaimGuard:
 
     def check_many(self, texts: Sequence[str]) -> list[Verdict]:
         """Check texts in one batch (one embedding call for all their segments). Safe to
-        call from any thread; concurrent calls run one after another."""
+        call from any thread; concurrent calls run one after another. Every verdict of one
+        call is made against one generation of the store, the latest: when another handle
+        or process wrote, the index is reloaded and the verdict cache dropped first."""
         with self._lock:
-            return self._check_many(texts)
+            return self.store.consistent(lambda: self._check_many(texts))
 
     def _check_many(self, texts: Sequence[str], *, screen: bool = True) -> list[Verdict]:
         started = time.perf_counter()
+        if self._cache_generation != self.store.generation:
+            # The store changed (another process wrote, or this one through the same
+            # handle): verdicts of the previous generation no longer hold.
+            self._cache.clear()
+            self._cache_generation = self.store.generation
         results: list[Verdict | None] = [None] * len(texts)
         todo: list[tuple[int, _Prepared]] = []
         todo_screened: list[tuple[int, _Prepared]] = []

@@ -8,33 +8,52 @@ Layout of a store directory:
     topics-<gen>.npy       int16 topic id per slot (-1 = none), for topic-restricted search
     hubs-<gen>.npy         float32 per slot: how central the claim is (see `hubness`)
 
-The `meta` table names the current generation. An ingest writes the new index files
-first, then commits SQLite (which switches the generation), then deletes the old files:
-a crash at any point leaves either the old or the new store, never a mix. Search is exact
-(one matrix product); at 100k x 384 that is ~150 MB and a few ms per query.
+The `meta` table names the current generation. An ingest embeds first (no lock held),
+then takes SQLite's write lock, catches up with the generation on disk when another handle
+or process wrote meanwhile (its claims are kept, nothing is lost), writes the new index
+files, commits SQLite (which switches the generation) and deletes older files: a crash at
+any point leaves either the old or the new store, never a mix. An index is loaded inside a
+read transaction, so the files of the generation it names cannot be replaced meanwhile.
+Search is exact (one matrix product); at 100k x 384 that is ~150 MB and a few ms per query.
 """
 
 from __future__ import annotations
 
 import json
-import os
+import logging
 import re
 import sqlite3
-import threading
-import time
 from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
 from ..embed import Embedder
 from ..errors import ConfigError, StoreError
-from ..types import Claim, VerdictLabel
-from ._topics import TOPICS
+from ..types import Claim
+from ._storage import (
+    _COLUMNS,
+    _TOPIC_IDS,
+    IndexProblem,
+    _claim,
+    _connect,
+    _set_meta,
+    _snapshot,
+    _ThreadConnections,
+    _transaction,
+    hubness,
+    read_index_files,
+)
+from ._store_write import IngestReport, StoreWrites
 from ._verdicts import FALSE_LIKE
+
+if TYPE_CHECKING:
+    from ._integrity import VerifyReport
+
+log = logging.getLogger("misguard.claims")
+T = TypeVar("T")
 
 SCHEMA_VERSION = 1
 _SCHEMA = """
@@ -56,36 +75,59 @@ CREATE VIRTUAL TABLE IF NOT EXISTS claims_fts USING fts5(text, tokenize = 'unico
 #: Words of a query sent to the lexical index: its rarest words in the store (rare words
 #: are what BM25 adds to the embedding; a query of every word scored thousands of claims).
 LEXICAL_TERMS = 12
-_COLUMNS = ("id", "text", "verdict", "verdict_original", "language", "topic", "url", "publisher", "date")
-_TOPIC_IDS = {name: i for i, name in enumerate(TOPICS)}
 
 
-@dataclass(frozen=True)
-class IngestReport:
-    """What one ingest did."""
+class ClaimStore(StoreWrites):
+    """Fact-checked claims with exact vector search. Open with `ClaimStore.open`.
 
-    added: int
-    updated: int
-    unchanged: int
-    embedded: int
-    seconds: float
+    Any number of handles, in any number of processes, may read and write one store
+    directory: each write catches up with the generation on disk under SQLite's write lock,
+    and `refresh` / `consistent` bring a reader up to date.
+    """
 
-
-class ClaimStore:
-    """Fact-checked claims with exact vector search. Open with `ClaimStore.open`."""
-
-    def __init__(self, path: Path, embedder: Embedder, conn: sqlite3.Connection) -> None:
+    def __init__(self, path: Path, embedder: Embedder, conn: sqlite3.Connection, *, load: bool = True) -> None:
         self.path = path
         self.embedder = embedder
         self._connections = _ThreadConnections(path / "claims.sqlite", conn)
         self._blas: Any = None  # threadpoolctl controller, made on first search (False: absent)
-        self._load_index()
+        self.reloads = 0
+        """How often this handle reloaded its index because another handle had written."""
+        self._set_state(-1, np.zeros((0, embedder.dim), np.float32), np.zeros(0, np.int16), np.zeros(0, np.float32),
+                        np.zeros(0, bool))
+        if not load:
+            return
+        try:
+            self._load_index()
+        except IndexProblem as exc:
+            if not exc.rebuildable:
+                self.close()
+                raise
+            # A missing or stale index is rebuilt from the records, which are the truth; a
+            # corrupt one is left for `misguard claims verify --repair` to look at first.
+            log.warning("%s; rebuilding it from the records (re-embedding them)", exc)
+            from ._integrity import rebuild_index
+
+            try:
+                rebuild_index(self, reason=str(exc))
+            except BaseException:
+                self.close()
+                raise
+
+    @classmethod
+    def _unloaded(cls, path: Path, embedder: Embedder) -> ClaimStore:
+        """A handle that has not loaded the index (to rebuild a broken one)."""
+        try:
+            conn = _connect(path / "claims.sqlite")
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot open {path / 'claims.sqlite'}: {exc}") from None
+        return cls(path, embedder, conn, load=False)
 
     # -- opening -------------------------------------------------------------------------
 
     @classmethod
     def open(cls, path: str | Path, embedder: Embedder, *, create: bool = False) -> ClaimStore:
-        """Open the store in `path`; `create=True` makes an empty one when absent."""
+        """Open the store in `path`; `create=True` makes an empty one when absent. A missing
+        or stale vector index is rebuilt from the records (with a warning in the log)."""
         path = Path(path)
         db = path / "claims.sqlite"
         if not db.is_file():
@@ -101,13 +143,16 @@ class ClaimStore:
             conn = _connect(db)
             conn.executescript(_SCHEMA)
             meta = dict(conn.execute("SELECT key, value FROM meta"))
+            if not meta:
+                with _transaction(conn):  # two processes may create the store at once
+                    if not conn.execute("SELECT COUNT(*) FROM meta").fetchone()[0]:
+                        _set_meta(conn, schema=str(SCHEMA_VERSION), embedder=embedder.spec,
+                                  dim=str(embedder.dim), generation="0", count="0")
+                    meta = dict(conn.execute("SELECT key, value FROM meta"))
         except sqlite3.DatabaseError as exc:
-            raise StoreError(f"{db} is not a readable claim store: {exc}") from None
-        if not meta:
-            with _transaction(conn):
-                _set_meta(conn, schema=str(SCHEMA_VERSION), embedder=embedder.spec,
-                          dim=str(embedder.dim), generation="0", count="0")
-        elif meta.get("embedder") != embedder.spec:
+            raise StoreError(f"{db} is not a readable claim store: {exc}; check it with: "
+                             f"misguard claims verify --db {path}") from None
+        if meta.get("embedder") != embedder.spec:
             conn.close()
             raise ConfigError(
                 f"The store at {path} was built with embedder {meta.get('embedder')!r}, not "
@@ -138,37 +183,37 @@ class ClaimStore:
         return dict(self._conn.execute("SELECT key, value FROM meta"))
 
     def _load_index(self) -> None:
-        meta = self._meta()
-        self.generation = int(meta["generation"])
-        count = int(meta["count"])
-        dim = int(meta["dim"])
-        if count == 0:
-            self.vectors = np.zeros((0, dim), dtype=np.float32)
-            self.topic_ids = np.zeros(0, dtype=np.int16)
-            self.hubs = np.zeros(0, dtype=np.float32)
-            self._load_flags()
-            return
-        try:
-            self.vectors = np.load(self.path / f"index-{self.generation}.npy")
-            self.topic_ids = np.load(self.path / f"topics-{self.generation}.npy")
-            self.hubs = np.load(self.path / f"hubs-{self.generation}.npy")
-        except (OSError, ValueError) as exc:
-            raise StoreError(f"The vector index of {self.path} is missing or corrupt: {exc}") from None
-        if self.vectors.shape != (count, dim) or self.topic_ids.shape != (count,) or self.hubs.shape != (count,):
-            raise StoreError(
-                f"The vector index of {self.path} has shape {self.vectors.shape}, expected "
-                f"({count}, {dim}); re-ingest the claims into a new store"
-            )
-        self._load_flags()
+        """Load the generation the records name, with its files, in one read transaction: a
+        writer cannot commit (and so cannot delete these files) until it ends."""
+        with _snapshot(self._conn):
+            meta = self._meta()
+            generation, count, dim = int(meta["generation"]), int(meta["count"]), int(meta["dim"])
+            if count == 0:
+                vectors = np.zeros((0, dim), dtype=np.float32)
+                topic_ids = np.zeros(0, dtype=np.int16)
+                hubs = np.zeros(0, dtype=np.float32)
+            else:
+                vectors, topic_ids, hubs = read_index_files(self.path, generation, count, dim)
+            flags = self._read_flags(count)
+        self._set_state(generation, vectors, topic_ids, hubs, flags)
 
-    def _load_flags(self) -> None:
+    def _read_flags(self, count: int) -> np.ndarray:
         """Which slots hold a false-like verdict (only those can make a text flagged)."""
-        flags = np.zeros(len(self.vectors), dtype=bool)
+        flags = np.zeros(count, dtype=bool)
         marks = ",".join("?" * len(FALSE_LIKE))
         for (slot,) in self._conn.execute(
             f"SELECT slot FROM claims WHERE verdict IN ({marks})", [v.value for v in FALSE_LIKE]
         ):
-            flags[slot] = True
+            if 0 <= slot < count:
+                flags[slot] = True
+        return flags
+
+    def _set_state(self, generation: int, vectors: np.ndarray, topic_ids: np.ndarray, hubs: np.ndarray,
+                   flags: np.ndarray) -> None:
+        self.generation = generation
+        self.vectors = vectors
+        self.topic_ids = topic_ids
+        self.hubs = hubs
         self.flaggable = flags
         self._blocks: dict[tuple[int, int, bool], tuple[np.ndarray, np.ndarray]] = {}
         self._document_frequency: dict[str, int] | None = None  # of the lexical index, loaded on first use
@@ -179,155 +224,56 @@ class ClaimStore:
 
     def stored_generation(self) -> int:
         """The generation committed on disk: it differs from `generation` once another
-        process has ingested (reopen the store to serve the new claims)."""
-        return int(self._meta()["generation"])
+        handle or process has written (`refresh` catches up)."""
+        return int(self._conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()[0])
 
-    # -- writing -------------------------------------------------------------------------
+    def refresh(self) -> bool:
+        """Reload the index when another handle or process wrote since; True if it did."""
+        if self.stored_generation() == self.generation:
+            return False
+        self._load_index()
+        self.reloads += 1
+        return True
 
-    def add(
-        self,
-        claims: Iterable[Claim],
-        *,
-        source: str = "input",
-        assign_topics: Callable[[np.ndarray], list[str]] | None = None,
-        vectors: dict[str, np.ndarray] | None = None,
-    ) -> IngestReport:
-        """Insert or update claims by id, all or nothing.
-
-        New and changed texts are embedded first; if anything fails (a bad record, the
-        embedder), nothing is written. `assign_topics` maps the new vectors to one topic
-        each, for claims that arrive without one (the topic agent). `vectors` supplies
-        precomputed passage embeddings by claim id (e.g. from another system), skipping
-        the embedder for those.
-        """
-        started = time.perf_counter()
-        supplied = vectors or {}
-        batch: dict[str, Claim] = {}
-        for claim in claims:
-            batch[claim.id] = claim  # a repeated id in one file: the last row wins
-        if not batch:
-            return IngestReport(0, 0, 0, 0, time.perf_counter() - started)
-        existing: dict[str, tuple[int, str, tuple]] = {}
-        ids = list(batch)
-        for i in range(0, len(ids), 500):
-            chunk = ids[i : i + 500]
-            marks = ",".join("?" * len(chunk))
-            for row in self._conn.execute(
-                f"SELECT slot, {', '.join(_COLUMNS)} FROM claims WHERE id IN ({marks})", chunk
-            ):
-                existing[row[1]] = (row[0], row[2], tuple(row[1:]))
-        # A re-ingested claim that comes without a topic keeps the one it has (e.g. the
-        # topic agent's): otherwise every re-ingest of a topic-less file would wipe them.
-        topic_col = _COLUMNS.index("topic")
-        for cid, (_, text, row) in existing.items():
-            if not batch[cid].topic and row[topic_col] and text == batch[cid].text:
-                batch[cid] = batch[cid].model_copy(update={"topic": row[topic_col]})
-        n = len(self)
-        new_ids = [cid for cid in ids if cid not in existing]
-        changed = [cid for cid in ids if cid in existing and existing[cid][1] != batch[cid].text]
-        to_embed = new_ids + changed
-        vectors = self.vectors
-        topic_ids = self.topic_ids
-        embedded = 0
-        if to_embed:
-            need = [cid for cid in to_embed if cid not in supplied]
-            fresh = self.embedder.embed([batch[cid].text for cid in need], "passage") if need else None
-            given = {cid: r for r, cid in enumerate(need)}
-            new_vecs = np.stack(
-                [fresh[given[cid]] if fresh is not None and cid in given else np.asarray(supplied[cid], np.float32)
-                 for cid in to_embed]
-            ).astype(np.float32)
-            if new_vecs.shape[1] != self.vectors.shape[1]:
-                raise StoreError(f"vectors of width {new_vecs.shape[1]} for a store of width {self.vectors.shape[1]}")
-            embedded = len(need)
-            vectors = np.concatenate([vectors, new_vecs[: len(new_ids)]]) if new_ids else vectors.copy()
-            for j, cid in enumerate(changed):
-                vectors[existing[cid][0]] = new_vecs[len(new_ids) + j]
-            if assign_topics is not None:
-                untopical = [j for j, cid in enumerate(to_embed) if not batch[cid].topic]
-                if untopical:
-                    for j, topic in zip(untopical, assign_topics(new_vecs[untopical])):
-                        batch[to_embed[j]] = batch[to_embed[j]].model_copy(update={"topic": topic})
-        slots = {cid: existing[cid][0] for cid in existing}
-        slots.update({cid: n + j for j, cid in enumerate(new_ids)})
-        topic_ids = np.concatenate([topic_ids, np.full(len(new_ids), -1, dtype=np.int16)])
-        updated = unchanged = 0
-        rows = []
-        for cid in ids:
-            row = _row(batch[cid])
-            if cid in existing:
-                if existing[cid][2] == row:
-                    unchanged += 1
+    def consistent(self, read: Callable[[], T], *, on_reload: Callable[[], None] | None = None,
+                   attempts: int = 2) -> T:
+        """Run `read` (searches and row reads of this store) so that all it sees is one
+        generation, the latest: refresh, run, and run again if a writer committed meanwhile
+        (every write moves the generation on), whether the run returned or failed. After
+        `attempts` such races the last run holds a read lock instead, so writers wait for
+        that one run. `on_reload` is called after each reload (e.g. to drop caches)."""
+        for _ in range(attempts):
+            if self.refresh() and on_reload is not None:
+                on_reload()
+            try:
+                result = read()
+            except Exception:
+                # Rows read under an index a writer has since replaced may be missing (a
+                # removal moved the slots): then the error is the race's, not the read's.
+                if self.stored_generation() != self.generation:
                     continue
-                updated += 1
-            topic_ids[slots[cid]] = _TOPIC_IDS.get(batch[cid].topic or "", -1)
-            rows.append((slots[cid], *row))
-        generation = self.generation + 1
-        index_file = self.path / f"index-{generation}.npy"
-        topics_file = self.path / f"topics-{generation}.npy"
-        hubs_file = self.path / f"hubs-{generation}.npy"
-        hubs = hubness(vectors) if to_embed else self.hubs
-        try:
-            _save(index_file, vectors.astype(np.float32, copy=False))
-            _save(topics_file, topic_ids)
-            _save(hubs_file, hubs)
-            with _transaction(self._conn):
-                self._conn.executemany(
-                    f"INSERT OR REPLACE INTO claims (slot, {', '.join(_COLUMNS)}) "
-                    f"VALUES ({', '.join('?' * (len(_COLUMNS) + 1))})",
-                    rows,
-                )
-                self._conn.executemany("DELETE FROM claims_fts WHERE rowid = ?", [(r[0],) for r in rows])
-                self._conn.executemany("INSERT INTO claims_fts (rowid, text) VALUES (?, ?)", [(r[0], r[2]) for r in rows])
-                _set_meta(self._conn, generation=str(generation), count=str(len(vectors)))
-        except (OSError, sqlite3.Error) as exc:
-            for leftover in (index_file, topics_file, hubs_file):
-                leftover.unlink(missing_ok=True)
-            raise StoreError(f"Could not write {self.path} ({source}); nothing was changed: {exc}") from None
-        for kind in ("index", "topics", "hubs"):
-            (self.path / f"{kind}-{self.generation}.npy").unlink(missing_ok=True)
-        self.generation = generation
-        self.vectors = vectors
-        self.topic_ids = topic_ids
-        self.hubs = hubs
-        self._load_flags()
-        return IngestReport(len(new_ids), updated, unchanged, embedded, time.perf_counter() - started)
+                raise
+            if self.stored_generation() == self.generation:
+                return result
+        with _snapshot(self._conn):
+            if self.refresh() and on_reload is not None:
+                on_reload()
+            return read()
 
-    def remove(self, claim_ids: Iterable[str], *, source: str = "input") -> int:
-        """Delete claims by id, all or nothing; returns how many existed. The slots after
-        each removed one move down, in a new index generation (crash-safe like `add`)."""
-        wanted = list(dict.fromkeys(claim_ids))
-        gone = sorted(s for s in (self.slot_of(cid) for cid in wanted) if s is not None)
-        if not gone:
-            return 0
-        keep = np.ones(len(self), dtype=bool)
-        keep[gone] = False
-        new_slot = np.cumsum(keep) - 1
-        vectors, topic_ids = self.vectors[keep], self.topic_ids[keep]
-        hubs = hubness(vectors)
-        generation = self.generation + 1
-        files = [self.path / f"{kind}-{generation}.npy" for kind in ("index", "topics", "hubs")]
-        try:
-            for file, array in zip(files, (vectors, topic_ids, hubs)):
-                _save(file, array)
-            with _transaction(self._conn):
-                self._conn.executemany("DELETE FROM claims WHERE slot = ?", [(s,) for s in gone])
-                # Ascending order: each target slot is free (removed, or already moved down).
-                moves = [(int(new_slot[s]), s) for s in range(gone[0] + 1, len(keep)) if keep[s]]
-                self._conn.executemany("UPDATE claims SET slot = ? WHERE slot = ?", moves)
-                # The lexical index is keyed by slot too: rebuild it (removals are rare).
-                self._conn.execute("DELETE FROM claims_fts")
-                self._conn.execute("INSERT INTO claims_fts (rowid, text) SELECT slot, text FROM claims")
-                _set_meta(self._conn, generation=str(generation), count=str(len(vectors)))
-        except (OSError, sqlite3.Error) as exc:
-            for leftover in files:
-                leftover.unlink(missing_ok=True)
-            raise StoreError(f"Could not write {self.path} ({source}); nothing was changed: {exc}") from None
-        for kind in ("index", "topics", "hubs"):
-            (self.path / f"{kind}-{self.generation}.npy").unlink(missing_ok=True)
-        self.generation, self.vectors, self.topic_ids, self.hubs = generation, vectors, topic_ids, hubs
-        self._load_flags()
-        return len(gone)
+    def verify(self, *, repair: bool = False, sample: int = 16) -> VerifyReport:
+        """Check the store on disk (`verify_store`); with `repair`, rebuild a broken index
+        from the records, then reload it."""
+        from ._integrity import verify_store
+
+        report = verify_store(self.path, self.embedder, repair=repair, sample=sample)
+        if report.repaired:
+            self.refresh()
+        return report
+
+    def reading(self) -> AbstractContextManager[None]:
+        """Hold a read transaction on this thread: the records do not change inside it
+        (writers wait for it to end). `consistent` is the lock-free way."""
+        return _snapshot(self._conn)
 
     # -- reading -------------------------------------------------------------------------
 
@@ -516,28 +462,6 @@ class ClaimStore:
         }
 
 
-def hubness(vectors: np.ndarray, k: int = 10, reference: int = 8192, seed: int = 0) -> np.ndarray:
-    """Mean cosine of each claim to its k nearest other claims.
-
-    Claims near many others ("hubs", e.g. generic political statements) win retrievals
-    they should not; retrieval subtracts a share of this (CSLS-style). Measured against at
-    most `reference` claims drawn with a fixed seed, so a 100k store costs O(n * 8192).
-    """
-    n = len(vectors)
-    if n < 2:
-        return np.zeros(n, dtype=np.float32)
-    ref = vectors if n <= reference else vectors[np.random.default_rng(seed).choice(n, reference, replace=False)]
-    kk = min(k, len(ref) - 1)
-    out = np.empty(n, dtype=np.float32)
-    for start in range(0, n, 2048):
-        sims = vectors[start : start + 2048] @ ref.T
-        sims[sims > 0.99999] = -np.inf  # the claim itself (or an exact duplicate)
-        top = -np.partition(-sims, kk - 1, axis=1)[:, :kk]
-        top[~np.isfinite(top)] = np.nan
-        out[start : start + 2048] = np.nan_to_num(np.nanmean(top, axis=1), nan=0.0)
-    return out
-
-
 _LEXICAL_WORD = re.compile(r"[^\W_]{3,}")
 _LEXICAL_STOP = frozenset(
     """the and for that with this from are was were has have had not but you your they their them its
@@ -549,12 +473,18 @@ _LEXICAL_STOP = frozenset(
 
 def _backfill_lexical(conn: sqlite3.Connection) -> None:
     """Index the claims of a store made before the lexical index existed (one transaction)."""
-    indexed = conn.execute("SELECT COUNT(*) FROM claims_fts").fetchone()[0]
-    stored = conn.execute("SELECT COUNT(*) FROM claims").fetchone()[0]
-    if indexed != stored:
-        with _transaction(conn):
+    if _lexical_complete(conn):
+        return
+    with _transaction(conn):
+        if not _lexical_complete(conn):  # another process may have done it meanwhile
             conn.execute("DELETE FROM claims_fts")
             conn.execute("INSERT INTO claims_fts (rowid, text) SELECT slot, text FROM claims")
+
+
+def _lexical_complete(conn: sqlite3.Connection) -> bool:
+    indexed = conn.execute("SELECT COUNT(*) FROM claims_fts").fetchone()[0]
+    stored = conn.execute("SELECT COUNT(*) FROM claims").fetchone()[0]
+    return bool(indexed == stored)
 
 
 def _topk(sims: np.ndarray, k: int, scores: np.ndarray, slots: np.ndarray, candidates: np.ndarray | None):
@@ -568,85 +498,9 @@ def _topk(sims: np.ndarray, k: int, scores: np.ndarray, slots: np.ndarray, candi
     return scores, slots
 
 
-def _row(claim: Claim) -> tuple:
-    return (
-        claim.id, claim.text, VerdictLabel(claim.verdict).value, claim.verdict_original, claim.language,
-        claim.topic, claim.url, claim.publisher, claim.date,
-    )
-
-
-def _claim(row: Sequence) -> Claim:
-    data = dict(zip(_COLUMNS, row))
-    data["verdict"] = VerdictLabel(data["verdict"])
-    return Claim(**data)
-
-
-def _save(path: Path, array: np.ndarray) -> None:
-    tmp = path.with_suffix(".tmp")
-    with tmp.open("wb") as fh:
-        np.save(fh, array)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
-
-
-def _connect(db: Path) -> sqlite3.Connection:
-    # check_same_thread=False only so that `close()` may close every thread's connection;
-    # each connection is otherwise used by the thread that made it (`_ThreadConnections`).
-    return sqlite3.connect(db, timeout=30.0, isolation_level=None, check_same_thread=False)
-
-
-class _ThreadConnections:
-    """One SQLite connection per thread, all closed together. SQLite itself then isolates
-    the threads (a transaction on one connection is invisible to the others until commit)."""
-
-    def __init__(self, db: Path, first: sqlite3.Connection) -> None:
-        self.db = db
-        self._local = threading.local()
-        self._local.conn = first
-        self._all = [first]
-        self._lock = threading.Lock()
-        self._closed = False
-
-    def get(self) -> sqlite3.Connection:
-        conn = getattr(self._local, "conn", None)
-        if conn is None:
-            with self._lock:
-                if self._closed:
-                    raise StoreError(f"The claim store at {self.db.parent} is closed; open it again")
-                conn = _connect(self.db)
-                self._all.append(conn)
-            self._local.conn = conn
-        return conn
-
-    def close(self) -> None:
-        with self._lock:
-            self._closed = True
-            for conn in self._all:
-                conn.close()
-            self._all.clear()
-
-
-def _set_meta(conn: sqlite3.Connection, **values: str) -> None:
-    conn.executemany("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", list(values.items()))
-
-
-class _transaction:
-    """BEGIN IMMEDIATE ... COMMIT, rolled back on any error (one writer at a time)."""
-
-    def __init__(self, conn: sqlite3.Connection) -> None:
-        self.conn = conn
-
-    def __enter__(self) -> None:
-        self.conn.execute("BEGIN IMMEDIATE")
-
-    def __exit__(self, exc_type: object, *rest: object) -> None:
-        self.conn.execute("ROLLBACK" if exc_type else "COMMIT")
-
-
 def export_rows(store: ClaimStore) -> list[dict[str, object]]:
     """Every claim as a plain dict (for JSONL export)."""
     return [json.loads(c.model_dump_json()) for c in store.iter_claims()]
 
 
-__all__ = ["ClaimStore", "IngestReport"]
+__all__ = ["ClaimStore", "IndexProblem", "IngestReport", "hubness"]

@@ -40,6 +40,7 @@ def _probe(label: str, build) -> tuple[str, str, str]:
 PLUGIN_PACKAGES = (
     "misguard.llm", "misguard.embed", "misguard.mas", "misguard.attacks", "misguard.defenses",
     "misguard.claims", "misguard.memory", "misguard.data", "misguard.attacks.transforms",
+    "misguard.bench.crash",
 )
 
 

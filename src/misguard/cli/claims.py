@@ -1,4 +1,4 @@
-"""`misguard claims add|stats|export`, `misguard check`, `misguard bench claims`."""
+"""`misguard claims add|stats|export|verify`, `misguard check`, `misguard bench claims`."""
 
 from __future__ import annotations
 
@@ -98,6 +98,36 @@ def export(
     else:
         output.write_text(json.dumps(to_claimreview(claims), ensure_ascii=False, indent=1), encoding="utf-8")
     console.print(f"wrote {len(claims)} claims to {output}")
+
+
+@claims_app.command("verify")
+@friendly_errors
+def verify(
+    ctx: typer.Context,
+    db: DbOption,
+    repair: Annotated[bool, typer.Option("--repair", help="Rebuild a missing, stale or corrupt vector index from the records (re-embeds every claim) and delete leftover files.")] = False,
+    sample: Annotated[int, typer.Option(min=0, help="Claims re-embedded to check that the stored vectors are theirs (0 = none).")] = 16,
+    json_out: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+) -> None:
+    """Check a claim store: SQLite integrity, records against the vector index (counts,
+    slots, generation, checksums, vector norms, a re-embedded sample) and the lexical index.
+    Exits 1 when a problem remains."""
+    from ..claims import verify_store
+    from ..embed import get_embedder
+
+    report = verify_store(db, get_embedder(None, settings_from(ctx).embed), repair=repair, sample=sample)
+    if json_out:
+        console.print_json(json.dumps(report.to_dict()))
+    else:
+        for c in report.checks:
+            mark = "[green]ok[/]  " if c.ok else "[bold red]FAIL[/]"
+            console.print(f"{mark} {c.name:<10} {c.detail}", highlight=False)
+        if report.repaired:
+            console.print(f"repaired: {', '.join(report.repaired)} (index rebuilt from the records)", highlight=False)
+        state = "ok" if report.ok else f"{len(report.problems)} problem(s); run again with --repair" if not repair else f"{len(report.problems)} problem(s) remain"
+        console.print(f"{db}: generation {report.generation}, {report.claims} claims: {state}", highlight=False)
+    if not report.ok:
+        raise typer.Exit(1)
 
 
 def _guard(settings: Settings, db: Path, decision: Path | None, threshold: float | None, judge: bool,

@@ -46,7 +46,7 @@ def _global(
 #: Modules with a `register(app)` function; each concern adds its commands in its own module.
 #: `--help` lists them in this order: the user's jobs first, then measuring.
 COMMAND_MODULES = ["claims", "claims_pull", "serve", "mas", "defenses", "memory", "models", "integrations", "basics", "config", "data",
-                   "bench", "redteam", "runs"]
+                   "bench", "redteam", "runs", "crash"]
 
 
 def _register() -> None:

@@ -1,5 +1,5 @@
-"""`misguard memory ...` (scan, repair, log and roll back a shared memory store) and
-`misguard bench memory` / `memory-nl` (the poisoning detection and repair benchmarks)."""
+"""`misguard memory ...` (scan, repair, log, roll back and verify a shared memory store)
+and `misguard bench memory` / `memory-nl` (the poisoning detection and repair benchmarks)."""
 
 from __future__ import annotations
 
@@ -19,6 +19,9 @@ memory_app = typer.Typer(
 )
 StoreArgument = Annotated[str, typer.Argument(help="The memory store: a SQLite file or postgresql://user@host/db.")]
 ThresholdOption = Annotated[float, typer.Option(min=0.0, max=1.0, help="Records scored at or above it are flagged (1 - credibility).")]
+
+
+memory_app = typer.Typer(help="Manage a shared agent memory store.", no_args_is_help=True)
 
 
 def register(app: typer.Typer) -> None:
@@ -117,6 +120,36 @@ def rollback(store_url: StoreArgument, seq: Annotated[int, typer.Argument(help="
     with open_store(store_url) as store:
         new = store.rollback(seq)
     console.print(f"rolled back entry {seq} (audit entry {new})")
+
+
+@memory_app.command("verify")
+@friendly_errors
+def verify(
+    store_url: StoreArgument,
+    json_out: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+) -> None:
+    """Check a memory store: database integrity, heads against their version history, reuse
+    edges, and that the audit log explains every status, version, weight and pruning.
+    Exits 1 when a problem is found."""
+    import json
+
+    from ..memory import open_store
+
+    if "://" not in store_url and not Path(store_url).is_file():
+        raise ConfigError(f"no memory store at {store_url}; give a SQLite file or a postgresql:// URL")
+    with open_store(store_url) as store:
+        report = store.verify()
+    if json_out:
+        console.print_json(json.dumps(report.to_dict()))
+    else:
+        for c in report.checks:
+            mark = "[green]ok[/]  " if c.ok else "[bold red]FAIL[/]"
+            console.print(f"{mark} {c.name:<10} {c.detail}", highlight=False)
+        state = "ok" if report.ok else f"{len(report.problems)} problem(s)"
+        console.print(f"{report.location}: {report.records} records, {report.edges} reuse edges, "
+                      f"{report.audit_entries} audit entries: {state}", highlight=False)
+    if not report.ok:
+        raise typer.Exit(1)
 
 
 def _ratios(ratio: float, ratios: str) -> list[float]:

@@ -30,6 +30,7 @@ def serve(
     extensions: Annotated[bool, typer.Option("--extensions/--no-extensions", help="Allow browser-extension origins (CORS).")] = True,
     rate_limit: Annotated[str, typer.Option(help="Per-key limit on checks, e.g. '20/second;1200/minute'.")] = "1200/minute",
     rate_limit_storage: Annotated[str, typer.Option(help="memory:// (one process) or redis://HOST:PORT (replicas).")] = "memory://",
+    auth_failure_limit: Annotated[str, typer.Option(help="Failed authentications allowed per client address, e.g. '10/minute'; then 429 until the window ends.")] = "10/minute",
     allow_url_fetch: Annotated[bool, typer.Option("--allow-url-fetch", help="Let /v1/check/page fetch URLs (public addresses only).")] = False,
     allow_private_urls: Annotated[bool, typer.Option("--allow-private-urls", help="Also fetch loopback/private addresses (never on a public host).")] = False,
     decision: Annotated[Optional[Path], typer.Option(help="A fitted decision model (JSON) instead of the shipped one.")] = None,
@@ -55,7 +56,7 @@ def serve(
         db=db, embed=settings.embed,
         api_keys=[*settings.api_keys, *(api_key or [])], admin_keys=[*settings.admin_keys, *(admin_key or [])],
         cors_origins=cors_origin or [], allow_extensions=extensions, rate_limit=rate_limit,
-        rate_limit_storage=rate_limit_storage, allow_url_fetch=allow_url_fetch or allow_private_urls,
+        rate_limit_storage=rate_limit_storage, auth_failure_limit=auth_failure_limit, allow_url_fetch=allow_url_fetch or allow_private_urls,
         allow_private_urls=allow_private_urls, decision=decision, threshold=threshold, reader=reader, max_batch=max_batch,
         judge=judge, llm=settings.llm,
     )

@@ -38,6 +38,7 @@ from ._store import (
     SQLMemoryStore,
     open_store,
 )
+from ._verify import MemoryCheck, MemoryVerifyReport, verify_memory_store
 
 __all__ = [
     "DETECTORS", "GAMMAS", "MEMORY_BACKENDS", "THETA_R",
@@ -48,4 +49,5 @@ __all__ = [
     "apply_repair", "auc", "best_f1_threshold", "credibility", "hop_distances", "knn_within_groups",
     "mean_hops", "metadata_matrix", "open_store", "plan_repair", "record_fields", "record_text", "relational_features",
     "residual_scores", "state_key", "task_of",
+    "MemoryCheck", "MemoryVerifyReport", "verify_memory_store",
 ]

@@ -22,13 +22,16 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
 from ..errors import ConfigError, MissingExtraError, StoreError
 from ..registry import Registry
 from ..types import MemoryRecord, Provenance
+
+if TYPE_CHECKING:
+    from ._verify import MemoryVerifyReport
 
 Status = Literal["active", "quarantined"]
 DstKind = Literal["memory", "decision"]
@@ -167,6 +170,10 @@ class MemoryStore(ABC):
     @abstractmethod
     def close(self) -> None: ...
 
+    def verify(self) -> MemoryVerifyReport:
+        """Check that records, history, reuse edges and the audit log agree (`_verify`)."""
+        raise StoreError(f"the {self.backend or type(self).__name__} memory store cannot be verified")
+
     def batch(self) -> contextlib.AbstractContextManager[None]:
         """Run the operations inside the `with` block as one transaction: all or none.
 
@@ -239,6 +246,7 @@ class SQLMemoryStore(MemoryStore):
     def __init__(self, url: str, *, backend: str) -> None:
         sa = _sqlalchemy()
         self.backend = backend
+        self._location = self._safe(url)  # for reports: never a password
         self._sa = sa
         self._local = threading.local()  # the open batch's connection, per thread
         md = sa.MetaData()
@@ -589,6 +597,11 @@ class SQLMemoryStore(MemoryStore):
 
     def close(self) -> None:
         self._engine.dispose()
+
+    def verify(self) -> MemoryVerifyReport:
+        from ._verify import verify_memory_store
+
+        return verify_memory_store(self, location=self._location)
 
 
 class SQLiteMemoryStore(SQLMemoryStore):

@@ -33,12 +33,40 @@ class UnsafeURLError(DataError):
     """The URL (or a redirect) leads somewhere the service may not fetch."""
 
 
+#: IPv6 ranges never fetched, whatever they carry: site-local (deprecated, routed inside
+#: a site), IPv4-compatible (deprecated; `::127.0.0.1` reaches loopback on some stacks) and
+#: the local-use NAT64 prefix (RFC 8215: translates inside one network).
+_NEVER_IPV6 = tuple(ipaddress.IPv6Network(n) for n in ("fec0::/10", "::/96", "64:ff9b:1::/48"))
+#: IPv6 forms whose low 32 bits are the IPv4 address they reach: the NAT64 well-known prefix
+#: (RFC 6052) and IPv4-translated addresses (SIIT, RFC 2765). Python's `is_global` calls
+#: both global, whatever IPv4 address they carry.
+_IPV4_IN_LOW_BITS = tuple(ipaddress.IPv6Network(n) for n in ("64:ff9b::/96", "::ffff:0:0:0/96"))
+
+
+def embedded_ipv4(ip: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
+    """The IPv4 address an IPv6 address reaches, for every form that carries one: mapped
+    (`::ffff:a.b.c.d`), translated (`::ffff:0:a.b.c.d`), NAT64 (`64:ff9b::a.b.c.d`), 6to4
+    (`2002:AABB:CCDD::`) and Teredo (the client's address); None for the others."""
+    if ip.ipv4_mapped is not None:
+        return ip.ipv4_mapped
+    if any(ip in net for net in _IPV4_IN_LOW_BITS):
+        return ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
+    if ip.sixtofour is not None:
+        return ip.sixtofour
+    if ip.teredo is not None:
+        return ip.teredo[1]
+    return None
+
+
 def public_only(ip: IPAddress) -> bool:
     """True for globally routable unicast addresses: refuses loopback, private, link-local
-    (cloud metadata), shared (100.64/10), multicast, reserved and unspecified ones, and
-    IPv4 addresses hidden in IPv6 (mapped, 6to4, Teredo)."""
+    (cloud metadata), shared (100.64/10), multicast, reserved and unspecified ones, site-local
+    and IPv4-compatible IPv6, and IPv4 addresses hidden in IPv6 (mapped, translated, NAT64,
+    6to4, Teredo) unless the IPv4 address they reach is public itself."""
     if isinstance(ip, ipaddress.IPv6Address):
-        embedded = ip.ipv4_mapped or ip.sixtofour or (ip.teredo[1] if ip.teredo else None)
+        if ip.scope_id or any(ip in net for net in _NEVER_IPV6):
+            return False
+        embedded = embedded_ipv4(ip)
         if embedded is not None:
             return public_only(embedded)
     return ip.is_global and not ip.is_multicast
@@ -56,6 +84,8 @@ async def system_resolver(host: str, port: int) -> list[str]:
         infos = await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM)
     except socket.gaierror as exc:
         raise UnsafeURLError(f"cannot resolve {host!r}: {exc.strerror}") from None
+    except UnicodeError as exc:
+        raise UnsafeURLError(f"not a valid host name: {host!r}: {exc}") from None
     return list(dict.fromkeys(str(info[4][0]) for info in infos))
 
 
@@ -121,6 +151,10 @@ class PageFetcher:
                         await response.aclose()
                 except (httpx.HTTPError, TimeoutError) as exc:
                     raise DataError(f"could not fetch {current}: {type(exc).__name__}: {exc}") from None
+                except UnicodeError as exc:
+                    # httpx decodes a redirect's Location while it reads the response (even
+                    # when it does not follow it): an invalid punycode host fails there.
+                    raise UnsafeURLError(f"not a valid host name in the redirect from {current}: {exc}") from None
                 return FetchedPage(
                     url=str(current), status=response.status_code,
                     content_type=response.headers.get("content-type", ""),
@@ -166,8 +200,24 @@ def _parse(url: str) -> httpx.URL:
         raise UnsafeURLError(f"not a URL: {exc}") from None
     if parsed.scheme not in ("http", "https"):
         raise UnsafeURLError(f"only http and https URLs can be fetched, not {parsed.scheme or 'no scheme'!r}")
-    if not parsed.host:
+    try:
+        # The host is decoded (punycode) and encoded (IDNA) here, once, so that a name no
+        # resolver accepts is refused now, with its reason, and not deep inside a lookup.
+        host = parsed.host
+        if host and not _is_ip_literal(host):
+            host.encode("idna")
+    except UnicodeError as exc:  # idna.IDNAError is one
+        raise UnsafeURLError(f"not a valid host name in {url[:200]!r}: {exc}") from None
+    if not host:
         raise UnsafeURLError("the URL has no host")
     if parsed.userinfo:
         raise UnsafeURLError("URLs with credentials are not fetched")
     return parsed
+
+
+def _is_ip_literal(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return True

@@ -57,7 +57,7 @@ from ._schemas import (
     PageRequest,
     PageResponse,
 )
-from ._security import BodyLimitMiddleware, KeyRing, Scope, bearer_key, key_id
+from ._security import BodyLimitMiddleware, FailedAuthLimiter, KeyRing, Scope, bearer_key, key_id
 from ._settings import EXTENSION_ORIGINS, ServiceSettings
 
 log = logging.getLogger("misguard.service")
@@ -114,7 +114,6 @@ def create_app(
     runner = GuardRunner(
         str(settings.db), embedder, make_guard or default_guard_factory(settings, embedder.spec), max_batch=settings.max_batch,
         window_s=settings.batch_window_ms / 1000, max_wait_s=settings.batch_max_wait_ms / 1000,
-        reload_check_s=settings.reload_check_s,
         on_batch=metrics.observe_batch,
     )
     fetch = fetcher or PageFetcher(
@@ -127,6 +126,7 @@ def create_app(
         return key_id(key) if key else f"ip:{request.client.host if request.client else '-'}"
 
     limiter = Limiter(key_func=rate_key, storage_uri=settings.rate_limit_storage, headers_enabled=False)
+    auth_failures = FailedAuthLimiter(settings.auth_failure_limit, settings.rate_limit_storage)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -177,10 +177,19 @@ def create_app(
 
     def need(scope: Scope) -> Callable[[Request], str]:
         def check_key(request: Request) -> str:
+            # Before the key is checked: the per-key limits only ever see valid keys.
+            address = request.client.host if request.client else "-"
+            wait = auth_failures.retry_after(address)
+            if wait is not None:
+                metrics.auth_limited.inc()
+                raise HTTPException(429, f"too many failed authentications from this address; retry in {wait} s",
+                                    headers={"Retry-After": str(wait)})
             key = bearer_key(request.headers.get("authorization"))
             if not keys.allows(key, scope):
                 if key and scope is Scope.ADMIN and keys.allows(key, Scope.CHECK):
                     raise HTTPException(403, "this key may check texts but not manage the claim store")
+                auth_failures.failed(address)
+                metrics.auth_failures.inc()
                 raise HTTPException(401, "missing or wrong API key; send 'Authorization: Bearer KEY'",
                                     headers={"WWW-Authenticate": "Bearer"})
             return key_id(key or "")
@@ -265,7 +274,7 @@ def create_app(
             claims = list(store.get_slots(range(offset, min(len(store), offset + limit))).values())
             return len(store), claims
 
-        total, claims = await runner.run(page)
+        total, claims = await runner.run(lambda: runner.store().consistent(page))
         return ClaimsPage(total=total, offset=offset, claims=to_claimreview(claims))
 
     @app.post("/v1/claims", response_model=IngestResult, tags=["claims"])

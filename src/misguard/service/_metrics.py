@@ -38,6 +38,13 @@ class Metrics:
             "misguard_check_batch_seconds", "Seconds per claim-guard batch", registry=self.registry,
         )
         self.store_claims = prom.Gauge("misguard_store_claims", "Claims in the served store", registry=self.registry)
+        self.auth_failures = prom.Counter(
+            "misguard_auth_failures_total", "Requests with a missing or wrong API key", registry=self.registry,
+        )
+        self.auth_limited = prom.Counter(
+            "misguard_auth_limited_total", "Requests refused because their address failed to authenticate too often",
+            registry=self.registry,
+        )
         self.fetch_refused = prom.Counter(
             "misguard_fetch_refused_total", "URL fetches refused by the address policy", registry=self.registry,
         )

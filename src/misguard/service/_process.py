@@ -34,10 +34,13 @@ class ServiceProcess:
         log_file: where the server's output goes.
         embedder: the store's embedder spec (the global `--embedder`).
         extra_args: more `misguard serve` options.
+        admin: the key may also manage the store (`/v1/claims`).
     """
 
-    def __init__(self, db: Path, log_file: Path, *, embedder: str = "e5", extra_args: list[str] | None = None) -> None:
+    def __init__(self, db: Path, log_file: Path, *, embedder: str = "e5", extra_args: list[str] | None = None,
+                 admin: bool = False) -> None:
         self.key = secrets.token_urlsafe(24)
+        self.admin = admin
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             self.port = s.getsockname()[1]
@@ -62,6 +65,8 @@ class ServiceProcess:
             raise MissingExtraError("httpx", "service", "starting the service") from None
         env = {k: v for k, v in os.environ.items() if not k.startswith("MISGUARD_")}
         env["MISGUARD_API_KEYS"] = self.key  # in the environment, not argv: `ps` would show it
+        if self.admin:
+            env["MISGUARD_ADMIN_KEYS"] = self.key
         self.log_file.parent.mkdir(parents=True, exist_ok=True)
         with self.log_file.open("wb") as log:
             self.proc = subprocess.Popen(self.command, env=env, stdout=log, stderr=subprocess.STDOUT)
@@ -78,7 +83,7 @@ class ServiceProcess:
         self.stop()
         raise MisguardError(f"misguard serve was not ready after {timeout_s:.0f} s; see {self.log_file}")
 
-    def post(self, path: str, body: dict[str, Any], timeout_s: float = 300.0) -> dict[str, Any]:
+    def post(self, path: str, body: Any, timeout_s: float = 300.0) -> dict[str, Any]:
         """POST JSON with the key; raise on any status but 200."""
         import httpx
 

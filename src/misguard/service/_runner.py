@@ -6,8 +6,9 @@ requests into one `ClaimGuard.check_many` call instead gives one embedding batch
 of them. Store writes run on the same thread, so a check never sees half an ingest.
 
 Why reloads: replicas of the service share one store directory. When another process
-ingests, the store's generation on disk moves on; the runner then reopens the store and
-builds a fresh guard (whose verdict cache is empty) before the next batch.
+ingests, the store's generation on disk moves on; the guard then reloads the index and
+drops its verdict cache before it checks, and checks a batch again if a write landed while
+it ran (`ClaimStore.consistent`): every answer comes from one state of the store.
 """
 
 from __future__ import annotations
@@ -22,7 +23,6 @@ from typing import TypeVar
 
 from ..claims import ClaimGuard, ClaimStore
 from ..embed import Embedder
-from ..errors import StoreError
 from ..types import Verdict
 
 log = logging.getLogger("misguard.service")
@@ -48,7 +48,6 @@ class GuardRunner:
         max_batch: most texts in one `check_many` call.
         window_s: a batch waits for more texts while some arrived in the last window.
         max_wait_s: the longest a batch waits to fill up.
-        reload_check_s: how often to look for a newer store generation on disk.
         on_batch: called with (texts in the batch, seconds) after each batch (metrics).
     """
 
@@ -61,7 +60,6 @@ class GuardRunner:
         max_batch: int = 64,
         window_s: float = 0.005,
         max_wait_s: float = 0.1,
-        reload_check_s: float = 1.0,
         on_batch: Callable[[int, float], None] | None = None,
     ) -> None:
         self.db = db
@@ -71,13 +69,10 @@ class GuardRunner:
         self.window_s = window_s
         self.max_wait_s = max_wait_s
         self._last_batch_s = 0.0
-        self.reload_check_s = reload_check_s
         self.on_batch = on_batch
-        self.reloads = 0
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="misguard-guard")
         self._store: ClaimStore | None = None
         self._guard: ClaimGuard | None = None
-        self._checked_at = 0.0
         self._queue: asyncio.Queue[_Pending] | None = None
         self._task: asyncio.Task[None] | None = None
 
@@ -121,31 +116,20 @@ class GuardRunner:
         return await asyncio.get_running_loop().run_in_executor(self._executor, fn, *args)
 
     def guard(self) -> ClaimGuard:
-        """The current guard, reopened first if the store moved on (worker thread only)."""
-        now = time.monotonic()
-        assert self._store is not None and self._guard is not None
-        if now - self._checked_at >= self.reload_check_s:
-            self._checked_at = now
-            if self._store.stored_generation() != self._store.generation:
-                old = self._store
-                try:
-                    self._open()
-                except StoreError as exc:
-                    # e.g. the files of the generation just read were replaced by a newer
-                    # ingest meanwhile: keep serving the old store, try again next time.
-                    log.warning("could not reopen %s, serving the previous generation: %s", self.db, exc)
-                else:
-                    old.close()
-                    self.reloads += 1
-                    log.info("claim store generation changed on disk; reopened %s", self.db)
+        """The current guard (worker thread only). It follows the store's generation on
+        disk by itself (`ClaimGuard.check_many`)."""
         assert self._guard is not None
         return self._guard
 
     def store(self) -> ClaimStore:
         """The current store (worker thread only)."""
-        self.guard()
         assert self._store is not None
         return self._store
+
+    @property
+    def reloads(self) -> int:
+        """How often the store was reloaded because another process (or replica) wrote."""
+        return self._store.reloads if self._store is not None else 0
 
     def after_write(self) -> None:
         """Drop the verdict cache after this process changed the store (worker thread)."""
@@ -158,7 +142,6 @@ class GuardRunner:
         store = ClaimStore.open(self.db, self.embedder)
         self._guard = self.make_guard(store)
         self._store = store
-        self._checked_at = time.monotonic()
 
     def _warm_up(self) -> None:
         """Load the embedder and the topic agent's centroids (embedded on first use)."""
@@ -168,7 +151,10 @@ class GuardRunner:
 
     def _check_batch(self, texts: list[str]) -> list[Verdict]:
         started = time.perf_counter()
+        reloads = self.reloads
         verdicts = self.guard().check_many(texts)
+        if self.reloads != reloads:
+            log.info("claim store %s changed on disk; serving generation %d", self.db, self.store().generation)
         self._last_batch_s = time.perf_counter() - started
         if self.on_batch is not None:
             self.on_batch(len(texts), self._last_batch_s)

@@ -1,14 +1,18 @@
-"""API keys with two scopes, and a request-body limit enforced before a body is read."""
+"""API keys with two scopes, a limit on failed authentications per client address, and a
+request-body limit enforced before a body is read."""
 
 from __future__ import annotations
 
 import hashlib
 import hmac
+import time
 from collections.abc import Iterable
 from enum import Enum
 from typing import Any
 
 from pydantic import SecretStr
+
+from ..errors import ConfigError
 
 
 class Scope(str, Enum):
@@ -38,6 +42,45 @@ class KeyRing:
         given = key.encode()
         # compare_digest against every key, no early exit: timing says nothing about which.
         return sum(hmac.compare_digest(given, k) for k in self._keys[scope]) > 0
+
+
+class FailedAuthLimiter:
+    """Counts failed authentications (missing or wrong keys) per client address.
+
+    Checked before the key is: once an address is over the limit, every request from it is
+    refused until the window ends, with the right key too, so a guesser learns nothing from
+    its answers. Counters live in the same storage as the per-key limits (`memory://`, or
+    `redis://` shared by replicas).
+
+    Args:
+        limit: in the `limits` syntax, e.g. `"10/minute"` or `"5/second;30/hour"`.
+        storage_uri: the `limits` storage.
+    """
+
+    def __init__(self, limit: str, storage_uri: str) -> None:
+        from limits import parse_many
+        from limits.storage import storage_from_string
+        from limits.strategies import FixedWindowRateLimiter
+
+        try:
+            self.items = parse_many(limit)
+        except ValueError as exc:
+            raise ConfigError(f"auth_failure_limit {limit!r} is not a limit such as '10/minute': {exc}") from None
+        self._limiter = FixedWindowRateLimiter(storage_from_string(storage_uri))
+
+    def retry_after(self, address: str) -> int | None:
+        """Seconds until `address` may try again, or None when it is not over the limit."""
+        waits = []
+        for item in self.items:
+            if not self._limiter.test(item, "auth-failures", address):
+                reset, _ = self._limiter.get_window_stats(item, "auth-failures", address)
+                waits.append(max(1, int(reset - time.time()) + 1))
+        return max(waits) if waits else None
+
+    def failed(self, address: str) -> None:
+        """Count one failed authentication from `address`."""
+        for item in self.items:
+            self._limiter.hit(item, "auth-failures", address)
 
 
 def bearer_key(authorization: str | None) -> str | None:

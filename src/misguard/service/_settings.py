@@ -47,6 +47,9 @@ class ServiceSettings(BaseModel):
     rate_limit: str = "1200/minute"
     """Per-key limit on check requests, in the `limits` syntax (`"20/second;1200/minute"`)."""
     admin_rate_limit: str = "60/minute"
+    auth_failure_limit: str = "10/minute"
+    """Failed authentications (missing or wrong key) allowed per client address; beyond it,
+    every request from that address answers 429 until the window ends."""
     rate_limit_storage: str = "memory://"
     """Where counters live: `memory://` for one process, `redis://host:6379` for replicas."""
     max_body_bytes: int = Field(2_000_000, ge=1_000)
@@ -73,4 +76,5 @@ class ServiceSettings(BaseModel):
     fetch_max_bytes: int = Field(2_000_000, ge=1_000)
     fetch_max_redirects: int = Field(5, ge=0, le=20)
     reload_check_s: float = Field(1.0, ge=0)
-    """How often to look for a newer store generation written by another process."""
+    """Not used any more (accepted so that existing settings still load): every batch checks
+    the store's generation on disk, one SQLite read, and reloads when another process wrote."""

@@ -1,0 +1,244 @@
+"""Storage under a claim store: SQLite connections (one per thread), write and read
+transactions, and the index files of one generation (durable writes, checksums).
+
+Writers make index files only while they hold SQLite's write lock, and delete older ones
+only after their commit; readers load a generation's files inside a read transaction,
+during which no writer can commit. So a reader never finds the files it was told about
+gone, and a crashed writer's leftovers are recognised as such by the next writer.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import sqlite3
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import StoreError
+from ..types import Claim, VerdictLabel
+from ._topics import TOPICS
+
+#: The record columns of a claim, in the `claims` table's order (after `slot`).
+_COLUMNS = ("id", "text", "verdict", "verdict_original", "language", "topic", "url", "publisher", "date")
+_TOPIC_IDS = {name: i for i, name in enumerate(TOPICS)}
+
+
+def _save(path: Path, array: np.ndarray) -> str:
+    """Write `array` to `path` durably (temp file, fsync, rename, fsync of the directory);
+    returns the sha256 of the file (recorded in `meta` for `verify`)."""
+    tmp = path.with_suffix(".tmp")
+    digest = hashlib.sha256()
+    with tmp.open("wb") as fh:
+        np.save(_Hashing(fh, digest), array)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+    _fsync_dir(path.parent)
+    return digest.hexdigest()
+
+
+class _Hashing:
+    """A write-only file that hashes what passes through (np.save writes through it)."""
+
+    def __init__(self, fh: Any, digest: Any) -> None:
+        self._fh, self._digest = fh, digest
+
+    def write(self, data: Any) -> int:
+        self._digest.update(data)
+        return self._fh.write(data)
+
+
+def _fsync_dir(path: Path) -> None:
+    # The rename itself must reach the disk before the commit that names the new files.
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return  # e.g. a platform without directory handles
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+#: The index files of one generation: `<kind>-<generation>.npy`.
+INDEX_KINDS = ("index", "topics", "hubs")
+_GENERATION_FILE = re.compile(r"(index|topics|hubs)-(\d+)\.npy")
+
+
+class IndexProblem(StoreError):
+    """The vector index files do not match the records. `rebuildable`: missing or stale
+    (rebuilt on open); otherwise corrupt (rebuilt by `verify --repair`)."""
+
+    def __init__(self, message: str, *, rebuildable: bool) -> None:
+        super().__init__(message)
+        self.rebuildable = rebuildable
+
+
+def read_index_files(path: Path, generation: int, count: int, dim: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The (vectors, topic ids, hubness) files of `generation`, checked against the records."""
+    arrays = []
+    for kind in INDEX_KINDS:
+        file = path / f"{kind}-{generation}.npy"
+        if not file.is_file():
+            raise IndexProblem(f"The vector index of {path} is missing ({file.name})", rebuildable=True)
+        try:
+            arrays.append(np.load(file, allow_pickle=False))
+        except (OSError, ValueError, EOFError) as exc:
+            raise IndexProblem(
+                f"The vector index of {path} is missing or corrupt ({file.name}: {exc}); rebuild it with: "
+                f"misguard claims verify --db {path} --repair", rebuildable=False) from None
+    vectors, topic_ids, hubs = arrays
+    if vectors.shape != (count, dim) or topic_ids.shape != (count,) or hubs.shape != (count,):
+        raise IndexProblem(
+            f"The vector index of {path} is stale: it has shape {vectors.shape}, the records need "
+            f"({count}, {dim})", rebuildable=True)
+    return vectors, topic_ids, hubs
+
+
+def index_files(path: Path) -> dict[int, list[Path]]:
+    """Index files in a store directory by generation."""
+    out: dict[int, list[Path]] = {}
+    for file in path.glob("*-*.npy"):
+        match = _GENERATION_FILE.fullmatch(file.name)
+        if match:
+            out.setdefault(int(match[2]), []).append(file)
+    return out
+
+
+def drop_older_files(path: Path, generation: int) -> None:
+    """Delete index files of generations before `generation` (after it is committed: no
+    reader can be loading them, see `_load_index`). Newer ones may be a writer's at work."""
+    for gen, files in index_files(path).items():
+        if gen < generation:
+            for file in files:
+                file.unlink(missing_ok=True)
+
+
+def _connect(db: Path) -> sqlite3.Connection:
+    # check_same_thread=False only so that `close()` may close every thread's connection;
+    # each connection is otherwise used by the thread that made it (`_ThreadConnections`).
+    return sqlite3.connect(db, timeout=30.0, isolation_level=None, check_same_thread=False)
+
+
+class _ThreadConnections:
+    """One SQLite connection per thread, all closed together. SQLite itself then isolates
+    the threads (a transaction on one connection is invisible to the others until commit)."""
+
+    def __init__(self, db: Path, first: sqlite3.Connection) -> None:
+        self.db = db
+        self._local = threading.local()
+        self._local.conn = first
+        self._all = [first]
+        self._lock = threading.Lock()
+        self._closed = False
+
+    def get(self) -> sqlite3.Connection:
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            with self._lock:
+                if self._closed:
+                    raise StoreError(f"The claim store at {self.db.parent} is closed; open it again")
+                conn = _connect(self.db)
+                self._all.append(conn)
+            self._local.conn = conn
+        return conn
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            for conn in self._all:
+                conn.close()
+            self._all.clear()
+
+
+def _set_meta(conn: sqlite3.Connection, **values: str) -> None:
+    conn.executemany("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", list(values.items()))
+
+
+class _transaction:
+    """BEGIN IMMEDIATE ... COMMIT, rolled back on any error (one writer at a time)."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+
+    def __enter__(self) -> None:
+        self.conn.execute("BEGIN IMMEDIATE")
+
+    def __exit__(self, exc_type: object, *rest: object) -> None:
+        if exc_type is not None:
+            self.conn.execute("ROLLBACK")
+            return
+        try:
+            self.conn.execute("COMMIT")
+        except sqlite3.Error:
+            # e.g. readers held the lock past the busy timeout: the transaction is still
+            # open; end it, so that nothing half-done stays pending on this connection.
+            if self.conn.in_transaction:
+                self.conn.execute("ROLLBACK")
+            raise
+
+
+@contextmanager
+def _snapshot(conn: sqlite3.Connection) -> Iterator[None]:
+    """A read transaction (part of an open one, if any): every read inside sees one state."""
+    if conn.in_transaction:
+        yield
+        return
+    conn.execute("BEGIN")
+    try:
+        yield
+    finally:
+        if conn.in_transaction:
+            conn.execute("COMMIT")  # nothing was written: ends the read
+
+
+def hubness(vectors: np.ndarray, k: int = 10, reference: int = 8192, seed: int = 0) -> np.ndarray:
+    """Mean cosine of each claim to its k nearest other claims.
+
+    Claims near many others ("hubs", e.g. generic political statements) win retrievals
+    they should not; retrieval subtracts a share of this (CSLS-style). Measured against at
+    most `reference` claims drawn with a fixed seed, so a 100k store costs O(n * 8192).
+    """
+    n = len(vectors)
+    if n < 2:
+        return np.zeros(n, dtype=np.float32)
+    ref = vectors if n <= reference else vectors[np.random.default_rng(seed).choice(n, reference, replace=False)]
+    kk = min(k, len(ref) - 1)
+    out = np.empty(n, dtype=np.float32)
+    for start in range(0, n, 2048):
+        sims = vectors[start : start + 2048] @ ref.T
+        sims[sims > 0.99999] = -np.inf  # the claim itself (or an exact duplicate)
+        top = -np.partition(-sims, kk - 1, axis=1)[:, :kk]
+        top[~np.isfinite(top)] = np.nan
+        out[start : start + 2048] = np.nan_to_num(np.nanmean(top, axis=1), nan=0.0)
+    return out
+
+
+def _row(claim: Claim) -> tuple:
+    return (
+        claim.id, claim.text, VerdictLabel(claim.verdict).value, claim.verdict_original, claim.language,
+        claim.topic, claim.url, claim.publisher, claim.date,
+    )
+
+
+def _claim(row: Sequence) -> Claim:
+    data = dict(zip(_COLUMNS, row))
+    data["verdict"] = VerdictLabel(data["verdict"])
+    return Claim(**data)

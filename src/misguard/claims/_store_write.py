@@ -1,0 +1,310 @@
+"""Writing to a claim store: ingest, removal and rebuilds through one write path.
+
+Every write plans its next state (embeddings, the whole index's hubness) before it takes
+SQLite's write lock, on the latest generation. Under the lock it checks that no other
+handle or process committed meanwhile (if one did, it catches up with the generation on
+disk, keeping that writer's claims, and plans again), writes that generation's index files
+and commits the records together with the switch of generation.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ..errors import StoreError
+from ..types import Claim
+from ._storage import (
+    _COLUMNS,
+    _TOPIC_IDS,
+    INDEX_KINDS,
+    _row,
+    _save,
+    _set_meta,
+    _transaction,
+    drop_older_files,
+    hubness,
+    index_files,
+)
+
+if TYPE_CHECKING:
+    from ._store import ClaimStore
+
+
+@dataclass(frozen=True)
+class IngestReport:
+    """What one ingest did."""
+
+    added: int
+    updated: int
+    unchanged: int
+    embedded: int
+    seconds: float
+
+
+class StoreWrites:
+    """The writing half of `ClaimStore` (a mixin: it uses the store's state and index)."""
+
+    def add(
+        self,
+        claims: Iterable[Claim],
+        *,
+        source: str = "input",
+        assign_topics: Callable[[np.ndarray], list[str]] | None = None,
+        vectors: dict[str, np.ndarray] | None = None,
+    ) -> IngestReport:
+        """Insert or update claims by id, all or nothing.
+
+        New and changed texts are embedded first; if anything fails (a bad record, the
+        embedder), nothing is written. `assign_topics` maps the new vectors to one topic
+        each, for claims that arrive without one (the topic agent). `vectors` supplies
+        precomputed passage embeddings by claim id (e.g. from another system), skipping
+        the embedder for those. Claims another handle or process added meanwhile are kept:
+        the write is planned again on the store as it is on disk, under the write lock.
+        """
+        started = time.perf_counter()
+        batch: dict[str, Claim] = {}
+        for claim in claims:
+            batch[claim.id] = claim  # a repeated id in one file: the last row wins
+        if not batch:
+            return IngestReport(0, 0, 0, 0, time.perf_counter() - started)
+        # Embeddings are kept by (id, text): a plan made again under the write lock (another
+        # writer won the race) embeds only what that writer changed, rarely anything.
+        prepared = _Embeddings(self, vectors or {}, assign_topics)
+
+        def build() -> _Next:
+            plan = self._ingest_plan(batch)
+            prepared.embed(plan)
+            return self._ingest_next(plan, prepared)
+
+        written = self._write(source, build)
+        assert written is not None
+        counts = written.counts
+        return IngestReport(counts[0], counts[1], counts[2], prepared.embedded, time.perf_counter() - started)
+
+    def _ingest_plan(self, batch: dict[str, Claim]) -> _IngestPlan:
+        """What an ingest of `batch` changes in the store as the records are now."""
+        existing: dict[str, tuple[int, str, tuple]] = {}
+        ids = list(batch)
+        for i in range(0, len(ids), 500):
+            chunk = ids[i : i + 500]
+            marks = ",".join("?" * len(chunk))
+            for row in self._conn.execute(
+                f"SELECT slot, {', '.join(_COLUMNS)} FROM claims WHERE id IN ({marks})", chunk
+            ):
+                existing[row[1]] = (row[0], row[2], tuple(row[1:]))
+        # A re-ingested claim that comes without a topic keeps the one it has (e.g. the
+        # topic agent's): otherwise every re-ingest of a topic-less file would wipe them.
+        topic_col = _COLUMNS.index("topic")
+        merged = dict(batch)
+        for cid, (_, text, row) in existing.items():
+            if not merged[cid].topic and row[topic_col] and text == merged[cid].text:
+                merged[cid] = merged[cid].model_copy(update={"topic": row[topic_col]})
+        new_ids = [cid for cid in ids if cid not in existing]
+        changed = [cid for cid in ids if cid in existing and existing[cid][1] != merged[cid].text]
+        return _IngestPlan(merged, existing, new_ids, changed)
+
+    def _ingest_next(self, plan: _IngestPlan, prepared: _Embeddings) -> _Next:
+        batch, existing, new_ids, changed = plan.batch, plan.existing, plan.new_ids, plan.changed
+        n = len(self)
+        vectors = self.vectors
+        if plan.to_embed:
+            new_vecs = np.stack([prepared.vector(cid, batch[cid].text) for cid in plan.to_embed]).astype(np.float32)
+            if new_vecs.shape[1] != self.vectors.shape[1]:
+                raise StoreError(f"vectors of width {new_vecs.shape[1]} for a store of width {self.vectors.shape[1]}")
+            vectors = np.concatenate([vectors, new_vecs[: len(new_ids)]]) if new_ids else vectors.copy()
+            for j, cid in enumerate(changed):
+                vectors[existing[cid][0]] = new_vecs[len(new_ids) + j]
+            for cid in plan.to_embed:
+                topic = prepared.topic(cid, batch[cid].text)
+                if not batch[cid].topic and topic is not None:
+                    batch[cid] = batch[cid].model_copy(update={"topic": topic})
+        slots = {cid: existing[cid][0] for cid in existing}
+        slots.update({cid: n + j for j, cid in enumerate(new_ids)})
+        topic_ids = np.concatenate([self.topic_ids, np.full(len(new_ids), -1, dtype=np.int16)])
+        updated = unchanged = 0
+        rows = []
+        for cid in batch:
+            row = _row(batch[cid])
+            if cid in existing:
+                if existing[cid][2] == row:
+                    unchanged += 1
+                    continue
+                updated += 1
+            topic_ids[slots[cid]] = _TOPIC_IDS.get(batch[cid].topic or "", -1)
+            rows.append((slots[cid], *row))
+
+        def write_rows(conn: sqlite3.Connection) -> None:
+            conn.executemany(
+                f"INSERT OR REPLACE INTO claims (slot, {', '.join(_COLUMNS)}) "
+                f"VALUES ({', '.join('?' * (len(_COLUMNS) + 1))})",
+                rows,
+            )
+            conn.executemany("DELETE FROM claims_fts WHERE rowid = ?", [(r[0],) for r in rows])
+            conn.executemany("INSERT INTO claims_fts (rowid, text) VALUES (?, ?)", [(r[0], r[2]) for r in rows])
+
+        hubs = hubness(vectors) if plan.to_embed else self.hubs
+        return _Next(vectors, topic_ids, hubs, write_rows, (len(new_ids), updated, unchanged))
+
+    def remove(self, claim_ids: Iterable[str], *, source: str = "input") -> int:
+        """Delete claims by id, all or nothing; returns how many existed. The slots after
+        each removed one move down, in a new index generation (crash-safe like `add`)."""
+        wanted = list(dict.fromkeys(claim_ids))
+
+        def build() -> _Next | None:
+            gone = sorted(s for s in (self.slot_of(cid) for cid in wanted) if s is not None)
+            if not gone:
+                return None
+            keep = np.ones(len(self), dtype=bool)
+            keep[gone] = False
+            new_slot = np.cumsum(keep) - 1
+            vectors, topic_ids = self.vectors[keep], self.topic_ids[keep]
+
+            def write_rows(conn: sqlite3.Connection) -> None:
+                conn.executemany("DELETE FROM claims WHERE slot = ?", [(s,) for s in gone])
+                # Ascending order: each target slot is free (removed, or already moved down).
+                moves = [(int(new_slot[s]), s) for s in range(gone[0] + 1, len(keep)) if keep[s]]
+                conn.executemany("UPDATE claims SET slot = ? WHERE slot = ?", moves)
+                # The lexical index is keyed by slot too: rebuild it (removals are rare).
+                conn.execute("DELETE FROM claims_fts")
+                conn.execute("INSERT INTO claims_fts (rowid, text) SELECT slot, text FROM claims")
+
+            return _Next(vectors, topic_ids, hubness(vectors), write_rows, (len(gone),))
+
+        written = self._write(source, build)
+        return 0 if written is None else written.counts[0]
+
+    def _write(self, source: str, build: Callable[[], _Next | None], *, catch_up: bool = True) -> _Next | None:
+        """The one write path. `build` plans the next state from the store as it is (None:
+        nothing to write); it runs first without any lock (embedding and hubness are the
+        slow part), on the latest generation. Then, under SQLite's write lock: if another
+        writer committed meanwhile, catch up with the generation on disk and build again;
+        write the new generation's index files, its rows and the switch of generation in
+        one commit. Files of older generations are deleted after the commit.
+        `catch_up=False`: never load the current index (a rebuild, which does not read it)."""
+        if catch_up:
+            self.refresh()
+            base = self.generation
+        else:
+            base = self.stored_generation()
+        files: list[Path] = []
+        try:
+            nxt = build()
+            with _transaction(self._conn):
+                stored = self.stored_generation()
+                if stored != base:  # a writer won the race: plan again on what it committed
+                    if catch_up:
+                        self._load_index()  # inside the lock: no other writer can move on now
+                        self.reloads += 1
+                    else:
+                        self.generation = stored
+                    nxt = build()
+                self.generation = stored
+                self._sweep_unfinished(stored)
+                if nxt is None:
+                    return nxt
+                generation = self.generation + 1
+                files = [self.path / f"{kind}-{generation}.npy" for kind in INDEX_KINDS]
+                sums = {kind: _save(file, array)
+                        for kind, file, array in zip(INDEX_KINDS, files, (nxt.vectors, nxt.topic_ids, nxt.hubs))}
+                nxt.write_rows(self._conn)
+                _set_meta(self._conn, generation=str(generation), count=str(len(nxt.vectors)),
+                          checksums=json.dumps(sums, sort_keys=True))
+                flags = self._read_flags(len(nxt.vectors))
+        except (OSError, sqlite3.Error) as exc:
+            for leftover in files:
+                leftover.unlink(missing_ok=True)
+            raise StoreError(f"Could not write {self.path} ({source}); nothing was changed: {exc}") from None
+        except BaseException:
+            for leftover in files:
+                leftover.unlink(missing_ok=True)
+            raise
+        drop_older_files(self.path, generation)
+        self._set_state(generation, nxt.vectors.astype(np.float32, copy=False), nxt.topic_ids, nxt.hubs, flags)
+        return nxt
+
+    def _sweep_unfinished(self, stored: int) -> None:
+        """Under the write lock: delete what writers that crashed before their commit left
+        (temp files, files of generations never committed). Only writers make such files,
+        and only while they hold this lock, so none of them is at work now."""
+        for leftover in self.path.glob("*.tmp"):
+            leftover.unlink(missing_ok=True)
+        for gen, files in index_files(self.path).items():
+            if gen > stored:
+                for file in files:
+                    file.unlink(missing_ok=True)
+
+    def sweep(self) -> None:
+        """Delete leftover files: unfinished writes and index files of older generations."""
+        with _transaction(self._conn):
+            stored = self.stored_generation()
+            self._sweep_unfinished(stored)
+            drop_older_files(self.path, stored)
+
+@dataclass
+class _IngestPlan:
+    batch: dict[str, Claim]
+    existing: dict[str, tuple[int, str, tuple]]
+    new_ids: list[str]
+    changed: list[str]
+
+    @property
+    def to_embed(self) -> list[str]:
+        return self.new_ids + self.changed
+
+
+@dataclass
+class _Next:
+    """The next state a write commits: its index arrays and how to write its rows."""
+
+    vectors: np.ndarray
+    topic_ids: np.ndarray
+    hubs: np.ndarray
+    write_rows: Callable[[sqlite3.Connection], None]
+    counts: tuple[int, ...]
+
+
+class _Embeddings:
+    """Passage vectors (and assigned topics) by (claim id, text), made once per ingest even
+    when the ingest is planned again under the write lock."""
+
+    def __init__(self, store: ClaimStore, supplied: dict[str, np.ndarray],
+                 assign_topics: Callable[[np.ndarray], list[str]] | None) -> None:
+        self.store = store
+        self.supplied = supplied
+        self.assign_topics = assign_topics
+        self.vectors: dict[tuple[str, str], np.ndarray] = {}
+        self.topics: dict[tuple[str, str], str | None] = {}
+        self.embedded = 0
+
+    def embed(self, plan: _IngestPlan) -> None:
+        """Embed (or take from `supplied`) the plan's new and changed texts not seen yet, and
+        assign topics to those of them that come without one."""
+        keys = [(cid, plan.batch[cid].text) for cid in plan.to_embed]
+        todo = [key for key in dict.fromkeys(keys) if key not in self.vectors]
+        if not todo:
+            return
+        need = [key for key in todo if key[0] not in self.supplied]
+        fresh = self.store.embedder.embed([text for _, text in need], "passage") if need else None
+        self.embedded += len(need)
+        given = {key: r for r, key in enumerate(need)}
+        for key in todo:
+            vec = fresh[given[key]] if fresh is not None and key in given else self.supplied[key[0]]
+            self.vectors[key] = np.asarray(vec, dtype=np.float32)
+        untopical = [key for key in todo if not plan.batch[key[0]].topic]
+        if self.assign_topics is not None and untopical:
+            for key, topic in zip(untopical, self.assign_topics(np.stack([self.vectors[k] for k in untopical]))):
+                self.topics[key] = topic
+
+    def vector(self, cid: str, text: str) -> np.ndarray:
+        return self.vectors[(cid, text)]
+
+    def topic(self, cid: str, text: str) -> str | None:
+        return self.topics.get((cid, text))
