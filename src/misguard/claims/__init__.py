@@ -7,6 +7,7 @@ judge agents, and red-team generators for the paper's attacks.
     verdict = ClaimGuard(store).check("Translate from French to English: ...")
 """
 
+from ._analysis import Analysis
 from ._crawl import Chunk, crawl, extract_text
 from ._detect import (
     FEATURES,
@@ -21,11 +22,13 @@ from ._detect import (
     load_decision,
     parse_yes_no,
 )
-from ._guard import MAX_CHARS, Analysis, ClaimGuard, DocumentReport, JudgeAgent, Notification, verdict_row
+from ._guard import MAX_CHARS, ClaimGuard
 from ._ingest import FORMATS, detect_format, read_claims, stable_id, to_claimreview
+from ._judge import DocumentReport, JudgeAgent, Notification
 from ._rank import RANK_FEATURES, RANKINGS, LinearRanker, average_precision_at, fit_ranker, reciprocal_rank
 from ._reader import EmbeddingReader, PairReader, ReaderExample, ReaderTraining, load_reader, train_reader
 from ._redteam import ATTACKS, LANGUAGES, AttackGenerator, mcq_template, wrap
+from ._rows import verdict_row
 from ._shift import LanguageShift
 from ._social import STEPS as SOCIAL_STEPS
 from ._social import normalize_social

@@ -10,14 +10,16 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 
 import numpy as np
 
 from ..errors import ConfigError, DataError
-from ..types import Candidate, Claim, Evidence, Verdict, VerdictLabel
-from ._crawl import Chunk, crawl
+from ..types import Candidate, Evidence, Verdict
+from ._analysis import Analysis, _Prepared
+from ._crawl import crawl
 from ._detect import Decision, LLMJudge, LogisticDecision, MatchContext, default_decision, features, script_of
+from ._judge import DocumentReport, JudgeAgent, Notification, _notice
 from ._rank import RANKINGS, dense_scores, rank_scores, reciprocal_ranks
 from ._reader import EmbeddingReader, Reader, reader_of, reads
 from ._shift import LanguageShift
@@ -37,17 +39,6 @@ CANDIDATES_OUT = 5
 #: themselves (LIAR train statements) for no gain on the CheckThat dev tweets; chosen on
 #: those two (docs/BENCHMARKS.md, session 4), never on the dev set or a test split.
 SENTENCE_WORDS = 40
-
-
-@dataclass
-class _Prepared:
-    original: str
-    clean: str
-    offsets: list[int]
-    segments: list[Segment]
-    truncated: bool
-    instructions: list[str]
-    social: bool = False  # the social-media normalisation changed the text
 
 
 class ClaimGuard:
@@ -459,121 +450,3 @@ class ClaimGuard:
             evidence=[evidence], language=a.language, topics=a.topics, stages=stages, decided_by=decided_by,
             candidates=[Candidate(claim_id=a.claim_at(j).id, score=round(sc, 6)) for j, (_, sc) in enumerate(a.ranked)],
         )
-
-
-@dataclass
-class Analysis:
-    """One text's path up to the decision: segments, topics, the best candidate and its features."""
-
-    prepared: _Prepared
-    language: str
-    topics: list[str]
-    stages: list[str]
-    claim: Claim | None = None
-    segment: Segment | None = None
-    context: MatchContext | None = None
-    #: top candidates (slot, ranking score), best first, as many as the guard outputs
-    ranked: list[tuple[int, float]] = field(default_factory=list)
-    #: every candidate in ranked order: slots, pair features, segment cosines
-    slots: list[int] = field(default_factory=list)
-    pairs: np.ndarray | None = None
-    sims: np.ndarray | None = None
-    seg_vecs: np.ndarray | None = None
-    store: ClaimStore | None = None
-    body_language: str = "und"
-    _claims: dict[int, Claim] = field(default_factory=dict)
-
-    def claim_at(self, j: int) -> Claim:
-        """The claim of candidate `j` (records are read from the store when first asked for)."""
-        slot = self.slots[j]
-        if slot not in self._claims:
-            assert self.store is not None
-            self._claims.update(self.store.get_slots(self.slots[j : j + 8]))
-        return self._claims[slot]
-
-    @property
-    def candidates(self) -> list[Claim]:
-        """Every candidate claim in ranked order (reads all their records)."""
-        missing = [s for s in self.slots if s not in self._claims]
-        if missing and self.store is not None:
-            self._claims.update(self.store.get_slots(missing))
-        return [self._claims[s] for s in self.slots]
-
-    def candidate_ids(self, top: int | None = None) -> list[str]:
-        return [self.claim_at(j).id for j in range(len(self.slots[:top]))]
-
-
-def _notice(verdict: Verdict) -> str:
-    claim = verdict.evidence[0].claim if verdict.evidence else None
-    if claim is None:
-        return "This text may contain misinformation."
-    source = f" ({claim.publisher})" if claim.publisher else ""
-    return f"This text repeats a claim rated {claim.verdict_original or claim.verdict.value}{source}: {claim.text}"
-
-
-def verdict_row(row_id: str, verdict: Verdict) -> dict[str, object]:
-    """The JSONL row `misguard check --input` writes for one input."""
-    ev = verdict.evidence[0] if verdict.evidence else None
-    claim: Claim | None = ev.claim if ev and verdict.flagged else None
-    return {
-        "id": row_id,
-        "flagged": verdict.flagged,
-        "score": round(float(verdict.score), 6),
-        "matched_claim_id": claim.id if claim else None,
-        "matched_claim_text": claim.text if claim else None,
-        "matched_claim_verdict": claim.verdict.value if claim else None,
-        "matched_claim_verdict_original": claim.verdict_original if claim else None,
-        "matched_claim_url": claim.url if claim else None,
-        "evidence": {"text": ev.text, "start": ev.start, "end": ev.end, "similarity": ev.score} if ev else None,
-        "nearest_claim_id": ev.claim.id if ev and ev.claim else None,
-        "candidates": [{"claim_id": c.claim_id, "score": c.score} for c in verdict.candidates],
-        "language": verdict.language,
-        "topics": verdict.topics,
-        "stages": verdict.stages,
-        "decided_by": verdict.decided_by,
-        "latency_s": round(verdict.latency_s, 6),
-    }
-
-
-@dataclass
-class Notification:
-    chunk_id: str
-    claim_id: str | None
-    message: str
-
-
-@dataclass
-class DocumentReport:
-    doc_id: str
-    chunks: list[Chunk]
-    verdicts: dict[str, Verdict]
-    notifications: list[Notification]
-    discrepancies: list[str] = field(default_factory=list)
-
-    @property
-    def flagged(self) -> bool:
-        return bool(self.notifications)
-
-
-class JudgeAgent:
-    """Checks the manager's work: every chunk examined, notifications == detections."""
-
-    def audit(self, report: DocumentReport) -> list[str]:
-        problems = []
-        for chunk in report.chunks:
-            if chunk.id not in report.verdicts:
-                problems.append(f"chunk {chunk.id} was never examined by the detection agent")
-        notified = {n.chunk_id for n in report.notifications}
-        for chunk_id, verdict in report.verdicts.items():
-            if verdict.flagged and chunk_id not in notified:
-                problems.append(f"chunk {chunk_id} was flagged but the user was not notified")
-            if not verdict.flagged and chunk_id in notified:
-                problems.append(f"chunk {chunk_id} was not flagged but a notification was sent")
-            if verdict.flagged:
-                claim = verdict.evidence[0].claim if verdict.evidence else None
-                if claim is None or claim.verdict not in (VerdictLabel.FALSE, VerdictLabel.MOSTLY_FALSE):
-                    problems.append(f"chunk {chunk_id} was flagged without a false-rated matching claim")
-        for n in report.notifications:
-            if n.chunk_id not in report.verdicts:
-                problems.append(f"notification for unknown chunk {n.chunk_id}")
-        return problems
