@@ -177,19 +177,6 @@ def test_guard_with_llm_judge_lets_it_decide(store):
     assert not v.flagged and v.decided_by == "llm-judge-2" and "llm-judge-2" in v.stages
 
 
-def test_judge_band_asks_the_judge_only_where_the_offline_score_is_unsure(store):
-    from misguard.claims import ThresholdDecision
-
-    llm = get_llm("mock", outputs=["Yes"])
-    guard = ClaimGuard(store, decision=ThresholdDecision(0.5), judge=LLMJudge(llm), judge_band=(0.2, 0.9))
-    sure = guard.check("Goldfish can only remember things for three seconds")  # the stored claim: cosine 1
-    assert sure.flagged and sure.decided_by == "threshold" and not llm.calls
-    unsure = guard.check("Goldfish remember things for three months, a study found")
-    assert 0.2 <= unsure.score < 0.9 and unsure.flagged and unsure.decided_by == "llm-judge-2" and len(llm.calls) == 1
-    with pytest.raises(ConfigError):
-        ClaimGuard(store, judge=LLMJudge(llm), judge_band=(0.7, 0.3))
-
-
 async def test_llm_judge_works_inside_a_running_event_loop(store):
     """generate_sync cannot nest in a running loop: the judge awaits, or moves to a thread."""
     from misguard.claims import ThresholdDecision

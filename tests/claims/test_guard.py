@@ -84,10 +84,9 @@ def test_verdict_row_has_the_cli_contract(guard):
     assert row["flagged"] is False and row["matched_claim_id"] is None
 
 
-def test_topic_routing_still_finds_the_claim(store):
-    guard = ClaimGuard(store, decision=ThresholdDecision(0.6), route_topics=True)
+def test_the_topic_agent_labels_every_checked_text(guard):
     v = guard.check("Swallowed chewing gum stays in your stomach for seven years")
-    assert "route" in v.stages and v.topics
+    assert "topic" in v.stages and v.topics and "route" not in v.stages
 
 
 def test_document_check_and_judge_agent(guard):

@@ -47,11 +47,8 @@ class ClaimGuard:
     Args:
         store: the claims; only false-like verdicts (false, mostly-false) can flag a text.
         decision: the offline decision (default: the model fitted for the store's embedder).
-        judge: optional LLM judge (the paper's prompts); when set it makes the final call,
-            on every text or, with `judge_band`, only where the offline score is unsure.
-        judge_band: (low, high): the judge is asked only when low <= offline score < high;
-            outside, the offline decision stands (None: the judge decides every text).
-        route_topics: restrict retrieval to the topics the topic agent predicts.
+        judge: optional LLM judge (the paper's prompts); when set it makes the final call on
+            every text that has a candidate claim.
         shift: language shift applied to query vectors before retrieval (default: the
             decision's own; the decision's features were fitted after it).
         k: candidates retrieved per segment (dense).
@@ -72,7 +69,6 @@ class ClaimGuard:
         *,
         decision: Decision | None = None,
         judge: LLMJudge | None = None,
-        route_topics: bool = False,
         k: int = 20,
         cache_size: int = 4096,
         max_segments: int = 64,
@@ -82,7 +78,6 @@ class ClaimGuard:
         social: tuple[str, ...] = DEFAULT_STEPS,
         k_output: int = CANDIDATES_OUT,
         sentence_words: int = SENTENCE_WORDS,
-        judge_band: tuple[float, float] | None = None,
         reader: Reader | None = None,
     ) -> None:
         self.store = store
@@ -119,10 +114,6 @@ class ClaimGuard:
             raise ConfigError("this decision was fitted without a pair reader: drop --reader, or pass the "
                               "--decision that `misguard bench claims --reader DIR --save-model FILE` wrote")
         self.reader = reader
-        if judge_band is not None and not 0.0 <= judge_band[0] < judge_band[1] <= 1.0:
-            raise ConfigError(f"judge band {judge_band} is not 0 <= low < high <= 1")
-        self.judge_band = judge_band
-        self.route_topics = route_topics
         self.k = k
         self.k_lexical = k_lexical
         self.k_output = k_output
@@ -153,9 +144,7 @@ class ClaimGuard:
             "embedder": self.embedder.describe(),
             "decision": self.decision.describe(),
             "judge": self.judge.describe() if self.judge else None,
-            "judge_band": list(self.judge_band) if self.judge_band else None,
             "reader": self.reader.describe() if self.reader is not None else None,
-            "route_topics": self.route_topics,
             "language_shift": self.shift is not None,
             "k": self.k,
             "k_lexical": self.k_lexical,
@@ -291,8 +280,7 @@ class ClaimGuard:
             # The language shift moves each text's vectors before retrieval; the topic agent
             # keeps the raw ones (its centroids are raw e5 vectors).
             shifted = [self.shift.apply(v, lang) if self.shift is not None else v for v, lang in zip(raw, languages)]
-            routes = [t for t, v in zip(topics, shifted) for _ in range(len(v))] if self.route_topics else None
-            _, slots = self.store.search(np.concatenate(shifted), self.k, topics=routes, flaggable_only=True)
+            _, slots = self.store.search(np.concatenate(shifted), self.k, flaggable_only=True)
             out, row = [], 0
             for p, seg_vecs, lang, tops in zip(prepared, shifted, languages, topics):
                 n = len(seg_vecs)
@@ -326,8 +314,6 @@ class ClaimGuard:
         stages += ["segment", "embed", "topic"]
         if self.shift is not None:
             stages.append(f"shift:{language}")
-        if self.route_topics:
-            stages.append("route")
         stages.append("retrieve")
         if lexical:
             stages.append("lexical")
@@ -437,8 +423,7 @@ class ClaimGuard:
         flagged = score >= self.decision.threshold
         stages.append(f"decide:{self.decision.name}")
         decided_by = self.decision.name
-        unsure = self.judge_band is None or self.judge_band[0] <= score < self.judge_band[1]
-        if self.judge is not None and unsure:
+        if self.judge is not None:
             flagged = self.judge.judge(a.context.text, [a.claim.text])
             stages.append(self.judge.name)
             decided_by = self.judge.name

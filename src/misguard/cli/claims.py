@@ -97,8 +97,7 @@ def export(
 
 
 def _guard(settings: Settings, db: Path, decision: Path | None, threshold: float | None, judge: bool,
-           judge_prompt: int, route_topics: bool, candidates: int = 5, ranking: str | None = None,
-           judge_band: str | None = None, reader: str | None = None):
+           judge_prompt: int, candidates: int = 5, ranking: str | None = None, reader: str | None = None):
     from ..claims import ClaimGuard, LLMJudge, ThresholdDecision, load_decision, load_reader
     from ..llm import get_llm
 
@@ -110,27 +109,14 @@ def _guard(settings: Settings, db: Path, decision: Path | None, threshold: float
         chosen = load_decision(decision)
     elif threshold is not None:
         chosen = ThresholdDecision(threshold)
-    band = _band(judge_band)
-    if band is not None and not judge:
-        raise ConfigError("--judge-band needs --judge")
     llm_judge = LLMJudge(get_llm(None, settings.llm), prompt=judge_prompt) if judge else None
     try:
         pair_reader = load_reader(reader, settings.embed) if reader is not None else None
-        return ClaimGuard(store, decision=chosen, judge=llm_judge, route_topics=route_topics, k_output=candidates,
-                          ranking=ranking, judge_band=band, reader=pair_reader)
+        return ClaimGuard(store, decision=chosen, judge=llm_judge, k_output=candidates, ranking=ranking,
+                          reader=pair_reader)
     except ConfigError:
         store.close()
         raise
-
-
-def _band(text: str | None) -> tuple[float, float] | None:
-    if text is None:
-        return None
-    try:
-        low, high = (float(part) for part in text.split(","))
-    except ValueError:
-        raise ConfigError(f"--judge-band takes LOW,HIGH (e.g. 0.3,0.7), not {text!r}") from None
-    return low, high
 
 
 @friendly_errors
@@ -144,8 +130,6 @@ def check(
     threshold: Annotated[Optional[float], typer.Option(help="Use a plain cosine threshold instead (baseline).")] = None,
     judge: Annotated[bool, typer.Option("--judge", help="Let the LLM judge (paper prompt) make the final call.")] = False,
     judge_prompt: Annotated[int, typer.Option(help="The paper's judge prompt, 1 or 2.")] = 2,
-    judge_band: Annotated[Optional[str], typer.Option(help="LOW,HIGH: ask the --judge only when the offline score is in [LOW, HIGH).")] = None,
-    route_topics: Annotated[bool, typer.Option("--route-topics", help="Search only the predicted topics.")] = False,
     batch_size: Annotated[int, typer.Option(help="Texts per batch with --input.")] = 64,
     candidates: Annotated[int, typer.Option("--candidates", min=0, max=100, help="Top-k candidate claims listed per text (ids and ranking scores).")] = 5,
     ranking: Annotated[Optional[str], typer.Option(help="Candidate ranking: dense, lexical, rrf or learned (default: learned when the decision ships a ranker, else dense).")] = None,
@@ -158,8 +142,7 @@ def check(
     settings = settings_from(ctx)
     if (text is None) == (input is None):
         raise DataError("give either a TEXT argument or --input FILE (with --output FILE)")
-    guard = _guard(settings, db, decision, threshold, judge, judge_prompt, route_topics, candidates, ranking, judge_band,
-                   reader)
+    guard = _guard(settings, db, decision, threshold, judge, judge_prompt, candidates, ranking, reader)
     try:
         if text is not None:
             _print_verdict(text, guard.check(text))
@@ -243,25 +226,22 @@ def bench_claims(
     checkthat_limit: Annotated[int, typer.Option(help="Tests: CheckThat-2020 tweets per split and only their claims plus 1,000 others (0 = all).")] = 0,
     checkthat_train: Annotated[int, typer.Option(help="CheckThat-2020 train tweets used to fit the ranker and the decision (0 = all 800).")] = 0,
     checkthat_only: Annotated[bool, typer.Option("--checkthat-only", help="Only the CheckThat-2020 parts: ranker, rankings, normalisation steps, and the shipped decision with the new ranker on the dev/test tweets.")] = False,
-    judge_band: Annotated[Optional[str], typer.Option(help="LOW,HIGH: also the paper's judge (prompt 2, --llm) on texts whose out-of-fold offline score is in [LOW, HIGH), at most --judge-limit per source.")] = None,
-    only: Annotated[Optional[str], typer.Option(help="Only one part: 'speed' (shipped decision; in-process and through the CLI), 'judge-band' (on the decision results of OUTPUT's run log) or 'decision' (the ranker, the cross-source decision and the CheckThat dev/test tweets through it; no ablations, routing or speed).")] = None,
+    only: Annotated[Optional[str], typer.Option(help="Only one part: 'speed' (shipped decision; in-process and through the CLI) or 'decision' (the ranker, the cross-source decision and the CheckThat dev/test tweets through it; no ablations or speed).")] = None,
     reader: Annotated[Optional[str], typer.Option(help="A pair reader whose score the decision reads: an embedder spec (st/minilm: its cosine, nothing to train) or a directory (a cross-encoder, trained there on CheckThat-2020 train unless it holds one: cross-fitted halves, about 25 min on 2 cores). Save the decision with --save-model, check with --decision and --reader. Needs the st extra.")] = None,
     reader_languages: Annotated[str, typer.Option(help="Texts whose reader value the decision reads: 'en' (the default; English readers such as st/minilm) or 'all' (a multilingual embedder, e.g. st//path/to/model; the decision reads the feature reader_any, and `check --decision FILE` rebuilds the reader it names).")] = "en",
 ) -> None:
     """CheckThat-2020 retrieval (MAP@5, P@1, MRR), one decision fitted across the dev set,
-    paper-style LIAR/Snopes attacks and CheckThat train, reported per source and cell;
-    topic routing, the LLM judge, and speed."""
+    paper-style LIAR/Snopes attacks and CheckThat train, reported per source and cell; the
+    LLM judge, and speed."""
     from ..bench.claims import run_claims_bench
 
-    if only not in (None, "speed", "judge-band", "decision"):
-        raise ConfigError(f"--only takes 'speed', 'judge-band' or 'decision', not {only!r}")
-    if only == "judge-band" and judge_band is None:
-        raise ConfigError("--only judge-band needs --judge-band LOW,HIGH")
+    if only not in (None, "speed", "decision"):
+        raise ConfigError(f"--only takes 'speed' or 'decision', not {only!r}")
     settings = settings_from(ctx)
     run_claims_bench(
         settings, output, data_dir=data, distractors=distractors, store_dir=store_dir, judge=judge,
         judge_limit=judge_limit, speed=speed, save_model=save_model, resume=resume, console=console,
         paper=paper, paper_translate=paper_translate, checkthat_limit=checkthat_limit,
-        checkthat_train=checkthat_train, checkthat_only=checkthat_only, only=only,
-        judge_band=_band(judge_band), reader=reader, reader_languages=reader_languages,
+        checkthat_train=checkthat_train, checkthat_only=checkthat_only, only=only, reader=reader,
+        reader_languages=reader_languages,
     )

@@ -14,7 +14,6 @@ Steps (each logged to the run log before any table is drawn):
    and the final fit; the naive top-1 cosine threshold (no shift, dense only) is chosen
    on the dev training folds; then the final guard checks the CheckThat dev and test
    tweets (test: reporting only);
-4. topic routing (offline classifier): accuracy, search speed-up and recall cost;
 4b. with `--paper-translate`, the paper's LLM translation attacks on the final guard;
 5. optionally the paper's LLM judge (prompts 1 and 2) on the configured --llm;
 6. speed on this machine: raw embedding rate vs batch checks in the same run, single-check
@@ -91,7 +90,6 @@ def run_claims_bench(
     checkthat_train: int = 0,
     checkthat_only: bool = False,
     only: str | None = None,
-    judge_band: tuple[float, float] | None = None,
     reader: str | None = None,
     reader_languages: str = "en",
 ) -> dict:
@@ -108,7 +106,7 @@ def run_claims_bench(
         params={"data_dir": str(data), "distractors": len(extra), "folds": FOLDS, "judge": judge,
                 "judge_limit": judge_limit, "features": list(FEATURES), "paper": paper,
                 "paper_translate": paper_translate, "checkthat_limit": checkthat_limit, "checkthat_train": checkthat_train, "checkthat_only": checkthat_only,
-                "only": only, "judge_band": judge_band, "reader": reader,
+                "only": only, "reader": reader,
                 "reader_languages": reader_languages},
     )
     log = RunLog.open(output / "runlog.jsonl", header, resume=resume)
@@ -124,10 +122,7 @@ def run_claims_bench(
             ct_store = build_checkthat_store(output / "store-checkthat", embedder, ct, log, console)
         if only == "speed":
             _speed_parts(settings, ct_store or store, _SpeedTexts(data, settings.seed), log, console)
-        if only == "judge-band" and judge_band is not None:
-            _band_judge(settings, judge_band, judge_limit, dev, ct, store, ct_store, extra, load_true_claims(data),
-                        paper, log, console)
-        if only in ("speed", "judge-band"):
+        if only == "speed":
             log.close()
             return render_tables(output / "runlog.jsonl", output, console)
         model, reader = _fit_decision(store, ct_store, ct, dev, extra, load_true_claims(data), paper, settings, log,
@@ -151,15 +146,10 @@ def run_claims_bench(
             social_ablation(ct_store, ThresholdDecision(1.0, shift=model.shift), ct.queries["dev"], log, console)
             views_sweep(ct_store, ThresholdDecision(1.0, shift=model.shift, ranker=model.ranker), ct.queries["dev"],
                         _SpeedTexts(data, settings.seed).texts[-3000:], log, console)
-        if not checkthat_only:
-            _routing(store, guard, dev, log, console)
         if paper_translate:
             run_paper(settings, guard, extra, load_true_claims(data), paper, paper_translate, log, console)
         if judge:
             _judge(settings, dev, log, judge_limit, console)
-        if judge_band is not None:
-            _band_judge(settings, judge_band, judge_limit, dev, ct, store, ct_store, extra, load_true_claims(data),
-                        paper, log, console)
         if speed:
             _speed_parts(settings, ct_store or store, _SpeedTexts(data, settings.seed), log, console)
     finally:
@@ -485,49 +475,6 @@ def _best_threshold(scores: np.ndarray, y: np.ndarray) -> float:
     return best_t
 
 
-# -- 4. topic routing ---------------------------------------------------------------------
-
-
-def _routing(store: ClaimStore, guard: ClaimGuard, dev: DevSet, log: RunLog, console: Console) -> None:
-    done = log.done_keys("routing")
-    todo = [q for q in dev.queries if q.qid not in done]
-    if not todo:
-        return
-    topics = OfflineTopicClassifier(store.embedder)
-    for q in todo:
-        a = guard.analyse([q.text])[0]
-        assert a is not None
-        segs = [s.text for s in a.prepared.segments]
-        vecs = store.embedder.embed(segs, "query")
-        predicted = topics.predict_many(vecs[:1], "query")[0]
-        full_t, routed_t = [], []
-        for _ in range(3):
-            t0 = time.perf_counter()
-            full_scores, full_slots = store.search(vecs, 1)
-            full_t.append(time.perf_counter() - t0)
-            t0 = time.perf_counter()
-            r_scores, r_slots = store.search(vecs, 1, topics=[predicted] * len(vecs))
-            routed_t.append(time.perf_counter() - t0)
-        best_full = int(full_slots[int(full_scores[:, 0].argmax()), 0])
-        best_routed = int(r_slots[int(r_scores[:, 0].argmax()), 0]) if np.isfinite(r_scores).any() else -1
-        ids = store.get_slots([best_full, best_routed])
-        log.write(
-            "routing", key=q.qid, qid=q.qid, label=q.label, attack=q.attack, lang=q.lang, topic=q.topic,
-            predicted=predicted, topic_hit=q.topic in predicted,
-            top1_full=ids[best_full].id if best_full in ids else None,
-            top1_routed=ids[best_routed].id if best_routed in ids else None,
-            claim_id=q.claim_id, full_s=min(full_t), routed_s=min(routed_t),
-            searched_fraction=float(np.isin(store.topic_ids, [_topic_index(t) for t in predicted] + [-1]).mean()),
-        )
-    console.print("topic routing measured")
-
-
-def _topic_index(topic: str) -> int:
-    from ...claims import TOPICS
-
-    return TOPICS.index(topic)
-
-
 # -- 5. LLM judge -------------------------------------------------------------------------
 
 
@@ -555,70 +502,6 @@ def _judge(settings: Settings, dev: DevSet, log: RunLog, limit: int, console: Co
         log.write("judge", key=q.qid, qid=q.qid, llm=llm.spec, **answers)
         if n % 20 == 0:
             console.print(f"LLM judge {n + 1}/{len(queries)}")
-
-
-def _band_judge(
-    settings: Settings, band: tuple[float, float], limit: int, dev: DevSet, ct: CheckThat | None, store: ClaimStore,
-    ct_store: ClaimStore | None, extra: list[Claim], true_pool: list[Claim], paper: int, log: RunLog, console: Console,
-) -> None:
-    """The paper's judge (prompt 2) on the uncertain band only: every text whose offline
-    score (out of fold; CheckThat test: the final guard's) lies in [low, high) is judged
-    against its matched claim, and the judge's answer replaces the offline flag there.
-    Reads the decision's results from the run log; at most `limit` texts per source
-    (seeded sample; 0 = all)."""
-    from ...claims import strip_instructions
-
-    llm = get_llm(None, settings.llm)
-    log.write("component", key="band_judge_llm", **llm.describe())
-    judge = LLMJudge(llm, prompt=2)
-    low, high = band
-    items: list[tuple[str, str, str, str, ClaimStore, bool, float, bool]] = []  # source, key, text, claim, store, label, score, flag
-    queries = {e.key: e.data for e in log.of_type("query")}
-    for e in log.of_type("decision"):
-        q = next(q for q in dev.queries if q.qid == e.key)
-        items.append(("devset", q.qid, q.text, queries[q.qid]["matched"], store, q.label == "false",
-                      e.data["logistic_cv_score"], e.data["logistic_cv"]))
-    texts = {q.key: q.text for q in (paper_queries(extra, true_pool, paper, settings.seed) if paper > 0 else [])}
-    tweets = {q.qid: q.text for split in ("train", "test") for q in (ct.queries[split] if ct else [])}
-    for e in log.of_type("pooled"):
-        d = e.data
-        if e.key.endswith(TWEET_FORM):  # the judge reads the texts as they were given
-            continue
-        if d["source"] == "paper":
-            items.append(("paper", e.key, texts[e.key], d["matched"], store, d["label"] == "false", d["score"], d["flagged"]))
-        elif ct_store is not None:
-            items.append(("checkthat train", e.key, tweets[e.key.removesuffix("-without-gold")], d["matched"], ct_store,
-                          d["label"] == "false", d["score"], d["flagged"]))
-    for e in log.of_type("tweet"):
-        if e.data["split"] == "test" and e.data["candidates"] and ct_store is not None:
-            items.append(("checkthat test", e.key, tweets[e.key], e.data["candidates"][0], ct_store, True,
-                          e.data["score"], e.data["flagged"]))
-    done = log.done_keys("band_judge")
-    rng = random.Random(settings.seed)
-    for source in dict.fromkeys(i[0] for i in items):
-        in_band = [i for i in items if i[0] == source and low <= i[6] < high]
-        chosen = in_band if limit <= 0 or len(in_band) <= limit else rng.sample(in_band, limit)
-        log.write("band", key=source, source=source, n=sum(i[0] == source for i in items), in_band=len(in_band),
-                  judged=len(chosen), low=low, high=high,
-                  n_false=sum(i[0] == source and i[5] for i in items), n_true=sum(i[0] == source and not i[5] for i in items),
-                  false_acc=_acc([i for i in items if i[0] == source and i[5]], True),
-                  factual_acc=_acc([i for i in items if i[0] == source and not i[5]], False))
-        for n, (src, key, text, claim_id, where, label, score, flag) in enumerate(chosen):
-            if f"{src}:{key}" in done:
-                continue
-            claim = where.get(claim_id)
-            try:
-                answer: object = judge.judge(strip_instructions(text)[0], [claim.text if claim else claim_id])
-            except LLMError as exc:
-                answer = f"error: {type(exc).__name__}"
-            log.write("band_judge", key=f"{src}:{key}", source=src, label="false" if label else "true", score=score,
-                      offline=flag, judge=answer, llm=llm.spec)
-            if n % 10 == 0:
-                console.print(f"band judge {src}: {n + 1}/{len(chosen)}")
-
-
-def _acc(items: list, want: bool) -> float | None:
-    return sum(i[7] == want for i in items) / len(items) if items else None
 
 
 # -- 6. speed -----------------------------------------------------------------------------
