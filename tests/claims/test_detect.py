@@ -60,12 +60,12 @@ def test_a_decision_that_reads_the_reader_needs_one(tmp_path, store):
         path = tmp_path / "m.json"
         path.write_text(with_reader.to_json())
         assert load_decision(path).names == names
-        with pytest.raises(ConfigError, match="--reader DIR"):
+        with pytest.raises(ConfigError, match="--reader SPEC"):
             ClaimGuard(store, decision=with_reader)
     # a decision fitted without one reads every feature but the readers'
     without = fit_logistic(x, x[:, 0] > 0, embedder="hashing/256", trained_on="synthetic")
     assert "reader_en" not in without.names and len(without.coef) == len(FEATURES) - 2
-    # both readers at once is no decision `bench claims` fits
+    # both readers at once is no decision `fit_decision` fits
     both = fit_logistic(x, x[:, 0] > 0, embedder="hashing/256", trained_on="synthetic", names=FEATURES)
     path.write_text(both.to_json())
     with pytest.raises(ConfigError, match="other features"):

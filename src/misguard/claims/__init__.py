@@ -26,7 +26,7 @@ from ._guard import MAX_CHARS, ClaimGuard
 from ._ingest import FORMATS, detect_format, read_claims, stable_id, to_claimreview
 from ._judge import DocumentReport, JudgeAgent, Notification
 from ._rank import RANK_FEATURES, RANKINGS, LinearRanker, average_precision_at, fit_ranker, reciprocal_rank
-from ._reader import EmbeddingReader, PairReader, ReaderExample, ReaderTraining, load_reader, train_reader
+from ._reader import EmbeddingReader, load_reader
 from ._redteam import ATTACKS, LANGUAGES, AttackGenerator, mcq_template, wrap
 from ._rows import verdict_row
 from ._shift import LanguageShift
@@ -42,7 +42,7 @@ __all__ = [
     "normalize_social", "reciprocal_rank",
     "ATTACKS", "FALSE_LIKE", "FEATURES", "FORMATS", "LANGUAGES", "MAX_CHARS", "TOPICS",
     "Analysis", "AttackGenerator", "Chunk", "ClaimGuard", "ClaimStore", "Decision", "DocumentReport",
-    "IngestReport", "EmbeddingReader", "PairReader", "load_reader", "ReaderExample", "ReaderTraining", "train_reader", "JudgeAgent", "LLMJudge", "LanguageShift", "LLMTopicClassifier", "LogisticDecision",
+    "IngestReport", "EmbeddingReader", "load_reader", "JudgeAgent", "LLMJudge", "LanguageShift", "LLMTopicClassifier", "LogisticDecision",
     "MatchContext", "Notification", "OfflineTopicClassifier", "ThresholdDecision",
     "clean_text", "crawl", "default_decision", "detect_format", "extract_text", "features",
     "fit_logistic", "guess_language", "load_decision", "mcq_template", "normalize_verdict",

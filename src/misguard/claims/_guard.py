@@ -97,11 +97,13 @@ class ClaimGuard:
         reads_reader = "reader_en" in names or "reader_any" in names
         fitted_with = getattr(self.decision, "reader", None)
         if reader is None and reads_reader and fitted_with and fitted_with.get("kind") == EmbeddingReader.kind:
-            # An embedding reader needs no directory: build the one the decision names.
+            # An embedding reader is rebuilt from its spec: build the one the decision names.
             reader = reader_of(fitted_with, self.embedder.settings)
         if reader is None and reads_reader:
-            raise ConfigError("this decision reads a pair reader: pass --reader DIR (trained by "
-                              "`misguard bench claims --reader DIR`)")
+            kind = (fitted_with or {}).get("kind")
+            raise ConfigError(f"this decision reads a pair reader ({kind or 'not named in the file'}) that the guard "
+                              "cannot build: pass the embedding reader it was fitted with (--reader SPEC), or fit a "
+                              "decision with `misguard claims fit-decision`")
         if reader is not None and fitted_with and reader.identity() != fitted_with:
             raise ConfigError(f"this decision was fitted with the reader {fitted_with}, not {reader.identity()}; "
                               "pass that reader (or none: the guard builds an embedding reader the decision "
@@ -111,8 +113,8 @@ class ClaimGuard:
                               f"and the reader given reads {reader.languages!r}; pass the decision fitted with it")
         if reader is not None and not reads_reader and isinstance(self.decision, LogisticDecision):
             # Its score would cost a forward pass per text and change nothing.
-            raise ConfigError("this decision was fitted without a pair reader: drop --reader, or pass the "
-                              "--decision that `misguard bench claims --reader DIR --save-model FILE` wrote")
+            raise ConfigError("this decision was fitted without a pair reader: drop --reader, or pass a decision "
+                              "fitted with it (`misguard claims fit-decision --reader SPEC`)")
         self.reader = reader
         self.k = k
         self.k_lexical = k_lexical

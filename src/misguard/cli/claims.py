@@ -133,7 +133,7 @@ def check(
     batch_size: Annotated[int, typer.Option(help="Texts per batch with --input.")] = 64,
     candidates: Annotated[int, typer.Option("--candidates", min=0, max=100, help="Top-k candidate claims listed per text (ids and ranking scores).")] = 5,
     ranking: Annotated[Optional[str], typer.Option(help="Candidate ranking: dense, lexical, rrf or learned (default: learned when the decision ships a ranker, else dense).")] = None,
-    reader: Annotated[Optional[str], typer.Option(help="A pair reader: an embedder spec (st/minilm: the shipped decision fitted with it is used unless --decision) or a directory trained by `bench claims --reader DIR` (with the --decision fitted with it); needs the st extra.")] = None,
+    reader: Annotated[Optional[str], typer.Option(help="A pair reader, an embedder spec: st/minilm (the shipped decision fitted with it is used unless --decision; needs the st extra), or the reader a --decision was fitted with.")] = None,
 ) -> None:
     """Check text against the claim store: flagged or not, the matched claim, the evidence
     and the top candidate claims."""
@@ -227,7 +227,7 @@ def bench_claims(
     checkthat_train: Annotated[int, typer.Option(help="CheckThat-2020 train tweets used to fit the ranker and the decision (0 = all 800).")] = 0,
     checkthat_only: Annotated[bool, typer.Option("--checkthat-only", help="Only the CheckThat-2020 parts: ranker, rankings, normalisation steps, and the shipped decision with the new ranker on the dev/test tweets.")] = False,
     only: Annotated[Optional[str], typer.Option(help="Only one part: 'speed' (shipped decision; in-process and through the CLI) or 'decision' (the ranker, the cross-source decision and the CheckThat dev/test tweets through it; no ablations or speed).")] = None,
-    reader: Annotated[Optional[str], typer.Option(help="A pair reader whose score the decision reads: an embedder spec (st/minilm: its cosine, nothing to train) or a directory (a cross-encoder, trained there on CheckThat-2020 train unless it holds one: cross-fitted halves, about 25 min on 2 cores). Save the decision with --save-model, check with --decision and --reader. Needs the st extra.")] = None,
+    reader: Annotated[Optional[str], typer.Option(help="A pair reader whose score the decision reads: an embedder spec (st/minilm: its cosine). Needs the st extra.")] = None,
     reader_languages: Annotated[str, typer.Option(help="Texts whose reader value the decision reads: 'en' (the default; English readers such as st/minilm) or 'all' (a multilingual embedder, e.g. st//path/to/model; the decision reads the feature reader_any, and `check --decision FILE` rebuilds the reader it names).")] = "en",
 ) -> None:
     """CheckThat-2020 retrieval (MAP@5, P@1, MRR), one decision fitted across the dev set,

@@ -1,6 +1,5 @@
 """The claim benchmark end to end on the shared dev set, with a fast embedder."""
 
-import dataclasses
 import io
 import json
 
@@ -111,48 +110,6 @@ def test_claim_copies_differ_only_in_case_quotes_and_punctuation():
     assert claim_key('Olive Garden restaurants are ""funding Trump\'s re-election.""') == claim_key(
         "olive garden restaurants are 'funding Trump's re-election.'")
     assert claim_key("The moon is made of cheese.") != claim_key("The moon is not made of cheese.")
-
-
-def test_decision_with_a_pair_reader(shared_data, tmp_path, monkeypatch):
-    """`--reader DIR` trains the cross-fitted reader on the train tweets, fits the decision
-    with its score next to the one without (same rows), and the saved decision needs it."""
-    pytest.importorskip("torch", reason="the pair reader needs the st extra")
-    from rich.console import Console
-
-    from misguard.bench.claims import _checkthat
-    from misguard.claims import ClaimGuard, ClaimStore, PairReader, ReaderTraining, load_decision
-    from misguard.embed import get_embedder
-
-    # one epoch: this test is about the plumbing, not the reader's quality
-    monkeypatch.setattr(_checkthat, "ReaderTraining", lambda seed: ReaderTraining(epochs=1, seed=seed))
-
-    settings = load_settings(embed={"model": "hashing/256"})
-    console = Console(file=io.StringIO(), width=120)
-    out, reader_dir = tmp_path / "run", tmp_path / "reader"
-    summary = run_claims_bench(settings, out, data_dir=shared_data, distractors=20, store_dir=None, judge=False,
-                               judge_limit=0, speed=False, save_model=tmp_path / "m.json", resume=True,
-                               console=console, paper=4, checkthat_limit=10, only="decision", reader=str(reader_dir))
-    assert (reader_dir / "reader.json").is_file() and summary["checkthat"]["test"]["n"] == 10
-    # the comparison without the reader is on the same rows
-    without = {f"{r['source']}: {r['attack']}": r for r in summary["pooled_noreader"]}
-    assert without["checkthat: all"]["n_false"] == summary["pooled"]["checkthat: all"]["n_false"] == 10
-    decision = load_decision(tmp_path / "m.json")
-    assert decision.names[-1] == "reader_en"
-    store = ClaimStore.open(out / "store-checkthat", get_embedder("hashing/256"))
-    try:
-        with pytest.raises(ConfigError, match="--reader"):
-            ClaimGuard(store, decision=decision)
-        reader = PairReader.load(reader_dir)
-        guard = ClaimGuard(store, decision=decision, reader=reader)
-        verdict = guard.check("RT @someone: 5G towers spread the coronavirus https://t.co/abc")
-        assert 0.0 <= verdict.score <= 1.0 and guard.describe()["reader"]["halves"] == 2
-        # a decision fitted without the reader would never read its score
-        without_reader = dataclasses.replace(decision, names=decision.names[:-1], mean=decision.mean[:-1],
-                                             scale=decision.scale[:-1], coef=decision.coef[:-1])
-        with pytest.raises(ConfigError, match="without a pair reader"):
-            ClaimGuard(store, decision=without_reader, reader=reader)
-    finally:
-        store.close()
 
 
 def test_decision_with_an_embedding_reader(shared_data, tmp_path):

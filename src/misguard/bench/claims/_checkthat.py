@@ -33,11 +33,9 @@ from ...claims import (
     reciprocal_rank,
 )
 from ...claims._rank import rank_scores
-from ...claims._reader import Reader, ReaderExample, ReaderTraining, is_ready, load_reader, require_english, train_reader
 from ...claims._social import DEFAULT_STEPS
-from ...config import Settings
 from ...runlog import RunLog
-from ._data import CheckThat, TweetQuery, claim_key
+from ._data import CheckThat, TweetQuery
 
 #: Regularisation strengths tried for the re-ranker (chosen on the dev tweets).
 RANKER_C = (0.01, 0.1, 1.0, 10.0)
@@ -191,47 +189,3 @@ def check_tweets(guard: ClaimGuard, queries: list[TweetQuery], split: str, log: 
                       score=verdict.score, candidates=ranked, ap5=average_precision_at(ranked, q.gold, TOP),
                       p1=bool(ranked) and ranked[0] in q.gold, rr=reciprocal_rank(ranked, q.gold))
     console.print(f"CheckThat {split}: {len(queries)} tweets checked")
-
-
-#: Hard negatives per training tweet: the guard's best-ranked candidates that are not its claim.
-READER_NEGATIVES = 8
-
-
-def reader_examples(guard: ClaimGuard, tweets: list[TweetQuery]) -> list[ReaderExample]:
-    """Training pairs for the pair reader: each tweet (as the guard reads it: normalised,
-    instructions stripped) with its right claims, and with the first `READER_NEGATIVES`
-    other candidates the guard ranked for it (copies of a right claim left out: they are
-    the right claim). Grouped by the right claim's text."""
-    store = guard.store
-    out = []
-    for t in analyse_tweets(guard, tweets):
-        a, q = t.analysis, t.query
-        gold = [c for c in map(store.get, sorted(q.gold)) if c is not None]
-        if not gold:
-            continue
-        keys = {claim_key(c.text) for c in gold}
-        group = min(keys)
-        text = a.prepared.segments[0].text
-        out += [ReaderExample(text, c.text, True, group) for c in gold]
-        negatives = [c for c in a.candidates if c.id not in q.gold and claim_key(c.text) not in keys]
-        out += [ReaderExample(text, c.text, False, group) for c in negatives[:READER_NEGATIVES]]
-    return out
-
-
-def load_or_train_reader(spec: str, settings: Settings, guard: ClaimGuard, tweets: list[TweetQuery],
-                         log: RunLog, console: Console, languages: str = "en") -> Reader:
-    """The reader `spec` names: an embedder spec (an `EmbeddingReader`, nothing to train), or
-    a directory, whose pair reader is trained there first (on `tweets` and the candidates
-    `guard` ranks for them) when it holds none."""
-    if is_ready(spec):
-        reader = load_reader(spec, settings.embed, languages)
-        console.print(f"pair reader: {reader.identity()}")
-    else:
-        require_english(languages)
-        examples = reader_examples(guard, tweets)
-        console.print(f"training the pair reader on {len(examples)} pairs from {len(tweets)} tweets (two halves)")
-        reader = train_reader(examples, Path(spec), training=ReaderTraining(seed=settings.seed),
-                              trained_on=f"CheckThat-2020 train: {len(tweets)} tweets, {len(examples)} pairs",
-                              progress=lambda msg: console.print(f"pair reader {msg}"))
-    log.write("reader", key=spec, **reader.describe())
-    return reader

@@ -51,15 +51,15 @@ from ...claims import (
     features,
 )
 from ...claims._rank import pairs_without, rank_scores
-from ...claims._reader import Reader, is_ready, load_reader
+from ...claims._reader import Reader, load_reader
 from ...config import Settings
 from ...embed import get_embedder
-from ...errors import ConfigError, LLMError
+from ...errors import LLMError
 from ...llm import get_llm
 from ...runlog import RunHeader, RunLog, public_settings
 from ...types import Claim
 from ._checkthat import (
-    analyse_tweets, build_checkthat_store, check_tweets, choose_ranker, load_or_train_reader, social_ablation, views_sweep,
+    analyse_tweets, build_checkthat_store, check_tweets, choose_ranker, social_ablation, views_sweep,
 )
 from ._data import (
     CHECKTHAT, CheckThat, DevSet, TweetQuery, claim_key, load_checkthat, load_devset, load_distractors, resolve_data_dir,
@@ -358,8 +358,7 @@ def _fit_decision(
     checkthat_only: bool = False, reader_spec: str | None = None, reader_languages: str = "en",
 ) -> tuple[LogisticDecision, Reader | None]:
     """The ranker (CheckThat train, C on CheckThat dev), with `reader_spec` the pair reader
-    (an embedder spec, or a directory: trained there on CheckThat train unless one is there
-    already), then one decision over
+    (an embedder spec), then one decision over
     dev, paper and CheckThat-train rows: outer CV grouped by claim (nested C),
     leave-one-source-out, and the final fit on everything. Returns the final decision (with
     shift and ranker) and the reader."""
@@ -390,12 +389,11 @@ def _fit_decision(
             console.print("--checkthat-only: the shipped decision with the new ranker, no cross-source fit")
             return dataclasses.replace(shipped, ranker=ranker), None  # type: ignore[type-var]
         if reader_spec is not None:
-            reader = load_or_train_reader(reader_spec, settings, learned, ct.queries["train"], log, console, reader_languages)
+            reader = load_reader(reader_spec, settings.embed, reader_languages)
+            log.write("reader", key=reader_spec, **reader.describe())
             learned = ClaimGuard(ct_store, decision=ThresholdDecision(1.0, shift=full_shift, ranker=ranker), reader=reader)
         ct_rows = _tweet_rows(learned, ct.queries["train"])
     elif reader_spec is not None:
-        if not is_ready(reader_spec):
-            raise ConfigError(f"--reader DIR trains on CheckThat-2020 train tweets: put them in the data directory's {CHECKTHAT}")
         reader = load_reader(reader_spec, settings.embed, reader_languages)
     if fit_shift is None:
         fit_shift = _shift_fitter(unshifted, dev)
