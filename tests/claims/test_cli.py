@@ -1,5 +1,6 @@
 import json
 
+import pytest
 from typer.testing import CliRunner
 
 from misguard.cli.main import app
@@ -100,3 +101,40 @@ def test_clear_errors(tmp_path):
     for removed in ("--judge-band", "--route-topics"):  # options the measurements rejected
         result = runner.invoke(app, [*H, "check", "--db", str(db), "--threshold", "0.6", removed, "x"])
         assert result.exit_code == 2 and "No such option" in _flat(result)
+
+
+def test_fit_decision_writes_a_decision_that_check_and_serve_load(tmp_path):
+    from .conftest import write_data
+
+    data = write_data(tmp_path / "data")
+    decision = tmp_path / "decision.json"
+    result = runner.invoke(app, [*H, "claims", "fit-decision", "--data", str(data), "--output", str(decision),
+                                 "--paper", "4", "--work-dir", str(tmp_path / "work")])
+    assert result.exit_code == 0, result.output
+    text = _flat(result)
+    assert "fitted on the dev set" in text and "devset" in text and "paper" in text and "check --decision" in text
+    assert json.loads(decision.read_text())["embedder"] == "hashing/256"
+    assert (tmp_path / "work" / "store" / "claims.sqlite").is_file()  # kept for the next run
+    db = tmp_path / "db"
+    _add(db)
+    result = runner.invoke(app, [*H, "check", "--db", str(db), "--decision", str(decision),
+                                 "Cracking your knuckles causes arthritis"])
+    assert result.exit_code == 0, result.output
+    assert "decide:logistic" in _flat(result)
+    pytest.importorskip("fastapi", reason="serve needs the service extra")
+    from fastapi.testclient import TestClient
+
+    from misguard.config import EmbedSettings
+    from misguard.service import ServiceSettings, create_app
+
+    settings = ServiceSettings(db=db, embed=EmbedSettings(model="hashing/256"), api_keys=["k"], decision=decision)
+    with TestClient(create_app(settings)) as client:
+        response = client.post("/v1/check", json={"texts": ["Cracking your knuckles causes arthritis"]},
+                               headers={"Authorization": "Bearer k"})
+    assert response.status_code == 200, response.text
+
+
+def test_fit_decision_errors_say_what_to_do(tmp_path):
+    result = runner.invoke(app, [*H, "claims", "fit-decision", "--data", str(tmp_path), "--output", str(tmp_path / "d.json")])
+    assert result.exit_code == 2 and "devset-multilingual" in _flat(result) and "bench" not in _flat(result)
+    assert not (tmp_path / "d.json").exists()

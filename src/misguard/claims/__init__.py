@@ -9,6 +9,7 @@ judge agents, and red-team generators for the paper's attacks.
 
 from ._analysis import Analysis
 from ._crawl import Chunk, crawl, extract_text
+from ._crossfit import Fit, cross_validate, leave_one_source_out
 from ._detect import (
     FEATURES,
     Decision,
@@ -22,6 +23,19 @@ from ._detect import (
     load_decision,
     parse_yes_no,
 )
+from ._fit import (
+    DecisionFit,
+    RankerFit,
+    StoreBuild,
+    build_checkthat_store,
+    build_training_store,
+    fit_cosine_threshold,
+    fit_decision,
+    fit_language_shift,
+    fit_ranker_on_tweets,
+    retrieval_metrics,
+    save_decision,
+)
 from ._guard import MAX_CHARS, ClaimGuard
 from ._ingest import FORMATS, detect_format, read_claims, stable_id, to_claimreview
 from ._judge import DocumentReport, JudgeAgent, Notification
@@ -32,9 +46,23 @@ from ._rows import verdict_row
 from ._shift import LanguageShift
 from ._social import STEPS as SOCIAL_STEPS
 from ._social import normalize_social
+from ._sources import (
+    CheckThat,
+    DevSet,
+    PaperQuery,
+    TrainingData,
+    TweetQuery,
+    load_checkthat,
+    load_devset,
+    load_distractors,
+    load_training_data,
+    load_true_claims,
+    paper_queries,
+)
 from ._store import ClaimStore, IngestReport
 from ._text import clean_text, guess_language, segment, strip_instructions
 from ._topics import TOPICS, LLMTopicClassifier, OfflineTopicClassifier, parse_topics, topic_accuracy
+from ._training import Row, TweetAnalysis, analyse_tweets
 from ._verdicts import FALSE_LIKE, normalize_verdict
 
 __all__ = [
@@ -48,4 +76,10 @@ __all__ = [
     "fit_logistic", "guess_language", "load_decision", "mcq_template", "normalize_verdict",
     "parse_topics", "parse_yes_no", "read_claims", "segment", "stable_id", "strip_instructions",
     "to_claimreview", "topic_accuracy", "verdict_row", "wrap",
+    # fitting the decision
+    "CheckThat", "DecisionFit", "DevSet", "Fit", "PaperQuery", "RankerFit", "Row", "StoreBuild", "TrainingData",
+    "TweetAnalysis", "TweetQuery", "analyse_tweets", "build_checkthat_store", "build_training_store",
+    "cross_validate", "fit_cosine_threshold", "fit_decision", "fit_language_shift", "fit_ranker_on_tweets", "leave_one_source_out",
+    "load_checkthat", "load_devset", "load_distractors", "load_training_data", "load_true_claims", "paper_queries",
+    "retrieval_metrics", "save_decision",
 ]

@@ -1,4 +1,4 @@
-"""`misguard claims add|stats|export`, `misguard check`, `misguard bench claims`."""
+"""`misguard claims add|stats|export|fit-decision`, `misguard check`, `misguard bench claims`."""
 
 from __future__ import annotations
 
@@ -94,6 +94,69 @@ def export(
     else:
         output.write_text(json.dumps(to_claimreview(claims), ensure_ascii=False, indent=1), encoding="utf-8")
     console.print(f"wrote {len(claims)} claims to {output}")
+
+
+@claims_app.command("fit-decision")
+@friendly_errors
+def fit_decision_command(
+    ctx: typer.Context,
+    data: Annotated[Path, typer.Option("--data", help="Directory holding the sources (any of claims/devset-multilingual, claims/checkthat2020, claims/liar with claims/snopes-cs598gw); layout in docs/claims.md.")],
+    output: Annotated[Path, typer.Option("--output", help="Decision file to write (JSON), for check/serve --decision.")],
+    reader: Annotated[Optional[str], typer.Option(help="An embedding reader whose cosine the decision reads: an embedder spec (st/minilm, st//path/to/model); needs the st extra.")] = None,
+    reader_languages: Annotated[str, typer.Option(help="Texts whose reader value the decision reads: 'en' (English readers such as st/minilm) or 'all' (a multilingual encoder).")] = "en",
+    distractors: Annotated[int, typer.Option(help="LIAR/Snopes false claims stored next to the dev claims (-1 = all).")] = 500,
+    paper: Annotated[int, typer.Option(help="LIAR/Snopes false and true claims attacked the paper's way (direct, MCQ, long text) as training rows (0 = none).")] = 100,
+    checkthat_train: Annotated[int, typer.Option(help="CheckThat-2020 train tweets used (0 = all).")] = 0,
+    refit_shift: Annotated[bool, typer.Option("--refit-shift", help="Fit the language shift on the dev set instead of taking the shipped decision's (the shipped decision was fitted with its own).")] = False,
+    work_dir: Annotated[Optional[Path], typer.Option(help="Directory for the stores the decision is fitted against, kept and reused by the next run (default: a temporary directory).")] = None,
+) -> None:
+    """Fit the flag decision (with the re-ranker and language shift) across the sources in
+    --data and write it to --output; prints its out-of-fold figures (grouped by claim).
+    The defaults are the shipped decision's recipe."""
+    import tempfile
+    from contextlib import nullcontext
+
+    from ..claims import (
+        build_checkthat_store, build_training_store, default_decision, fit_decision, load_reader, load_training_data,
+        save_decision,
+    )
+    from ..embed import get_embedder
+
+    settings = settings_from(ctx)
+    sources = load_training_data(data, distractors=distractors, checkthat_train=checkthat_train)
+    embedder = get_embedder(None, settings.embed)
+    shift = None
+    if not refit_shift:
+        try:
+            shift = default_decision(embedder.spec).shift
+        except ConfigError:
+            shift = None  # no shipped decision for this embedder: fitted on the dev set
+    console.print("language shift: " + ("the shipped decision's" if shift is not None else "fitted on the dev set"))
+    pair_reader = load_reader(reader, settings.embed, reader_languages) if reader is not None else None
+    with tempfile.TemporaryDirectory(prefix="misguard-fit-") if work_dir is None else nullcontext(str(work_dir)) as tmp:
+        work = Path(tmp)
+        store = build_training_store(work / "store", embedder, sources, console.print).store
+        ct_store = (build_checkthat_store(work / "store-checkthat", embedder, sources.checkthat, console.print).store
+                    if sources.checkthat is not None else None)
+        try:
+            result = fit_decision(sources, store, ct_store, paper=paper, seed=settings.seed, shift=shift,
+                                  reader=pair_reader, progress=console.print)
+        finally:
+            store.close()
+            if ct_store is not None:
+                ct_store.close()
+    save_decision(result.decision, output)
+    table = Table(title="out of fold (10 folds grouped by claim, C by inner CV)")
+    for col in ("source", "false claims flagged", "others left alone", "texts false / true"):
+        table.add_column(col)
+    for source, acc in result.out_of_fold().items():
+        table.add_row(source, _pct(acc["false"]), _pct(acc["factual"]), f"{acc['n_false']} / {acc['n_true']}")
+    console.print(table)
+    console.print(f"wrote {output} ({result.decision.trained_on}); use it with: misguard check --decision {output}")
+
+
+def _pct(x: object) -> str:
+    return "-" if x is None else f"{100 * float(x):.1f}%"  # type: ignore[arg-type]
 
 
 def _guard(settings: Settings, db: Path, decision: Path | None, threshold: float | None, judge: bool,
@@ -219,7 +282,6 @@ def bench_claims(
     judge: Annotated[bool, typer.Option("--judge", help="Also run the paper's LLM judge with the configured --llm.")] = False,
     judge_limit: Annotated[int, typer.Option(help="Queries given to the LLM judge (0 = all).")] = 0,
     speed: Annotated[bool, typer.Option("--speed/--no-speed", help="Run the speed measurements.")] = True,
-    save_model: Annotated[Optional[Path], typer.Option(help="Write the decision fitted on all dev queries here.")] = None,
     resume: Annotated[bool, typer.Option("--resume/--fresh", help="Reuse finished parts of an earlier run log.")] = True,
     paper: Annotated[int, typer.Option(help="Also the paper's Table 1 on LIAR/Snopes: this many stored false and held-out true claims, attacked offline (0 = skip).")] = 0,
     paper_translate: Annotated[bool, typer.Option("--paper-translate", help="Add the paper's LLM translation attacks to --paper (needs a capable --llm).")] = False,
@@ -240,7 +302,7 @@ def bench_claims(
     settings = settings_from(ctx)
     run_claims_bench(
         settings, output, data_dir=data, distractors=distractors, store_dir=store_dir, judge=judge,
-        judge_limit=judge_limit, speed=speed, save_model=save_model, resume=resume, console=console,
+        judge_limit=judge_limit, speed=speed, resume=resume, console=console,
         paper=paper, paper_translate=paper_translate, checkthat_limit=checkthat_limit,
         checkthat_train=checkthat_train, checkthat_only=checkthat_only, only=only, reader=reader,
         reader_languages=reader_languages,
