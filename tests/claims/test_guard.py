@@ -3,6 +3,7 @@ import time
 import pytest
 
 from misguard.claims import MAX_CHARS, ClaimGuard, JudgeAgent, ThresholdDecision, verdict_row
+from misguard.claims._guard import NEAREST_NOT_FALSE
 from misguard.errors import DataError
 
 
@@ -27,6 +28,55 @@ def test_claim_buried_in_a_long_text_is_matched(guard):
 def test_true_claims_never_flag(guard):
     v = guard.check("Octopuses have three hearts")
     assert not v.flagged and v.label is None
+
+
+def test_a_text_that_repeats_a_true_claim_is_shown_that_claim(guard):
+    """Every claim is retrieved for what the output shows: the stored true claim, not the
+    nearest false one."""
+    v = guard.check("Octopuses have three hearts")
+    assert v.evidence[0].claim.id == "S22" and v.evidence[0].claim.verdict.value == "true"
+    assert v.decided_by == NEAREST_NOT_FALSE and "nearest:true" in v.stages
+    assert v.candidates[0].claim_id == "S22"
+    row = verdict_row("t", v)
+    assert row["nearest_claim_id"] == "S22" and row["nearest_claim_verdict"] == "true"
+    assert row["nearest_claim_text"] == "Octopuses have three hearts" and row["matched_claim_id"] is None
+    # a text that matches a false claim best is flagged as before, with that claim first
+    flagged = guard.check("Goldfish can only remember things for three seconds")
+    assert flagged.flagged and flagged.evidence[0].claim.id == "S03" and len(flagged.evidence) == 1
+
+
+def test_the_nearest_true_claim_overrides_a_score_over_the_threshold(tmp_path, embedder):
+    from misguard.claims import ClaimStore
+
+    from .conftest import claim
+
+    store = ClaimStore.open(tmp_path / "s", embedder, create=True)
+    store.add([claim("F", "Vaccines cause autism in young children"),
+               claim("T", "Vaccines do not cause autism in young children", verdict="true")])
+    guard = ClaimGuard(store, decision=ThresholdDecision(0.6))
+    v = guard.check("Vaccines do not cause autism in young children")
+    # the false claim alone scores over the threshold, but the text is the true claim
+    assert v.score >= 0.6 and not v.flagged and v.decided_by == NEAREST_NOT_FALSE
+    assert [e.claim.id for e in v.evidence] == ["T", "F"]
+    assert guard.check("Vaccines cause autism in young children").flagged
+    only_true = ClaimStore.open(tmp_path / "t", embedder, create=True)
+    only_true.add([claim("T", "Vaccines do not cause autism in young children", verdict="true")])
+    v = ClaimGuard(only_true, decision=ThresholdDecision(0.6)).check("Vaccines do not cause autism")
+    assert not v.flagged and v.score == 0.0 and v.evidence[0].claim.id == "T" and "no-candidates" in v.stages
+    store.close()
+    only_true.close()
+
+
+def test_an_mcq_on_one_line_behind_a_content_free_stem_is_read_option_by_option(guard):
+    text = ("Which statement is correct? A. Goldfish can only remember things for three seconds. "
+            "B. The heart pumps blood around the body. C. Paris is the capital of France.")
+    v = guard.check(text)
+    assert v.flagged and v.evidence[0].claim.id == "S03"
+    ev = v.evidence[0]
+    assert text[ev.start : ev.end] == "Goldfish can only remember things for three seconds."
+    assert "strip-instructions" in v.stages
+    kinds = [s.kind for s in guard.views(text)]
+    assert kinds.count("option") == 3 and "stem" not in kinds
 
 
 def test_zero_width_and_mixed_scripts_keep_offsets_in_the_original(guard):

@@ -24,6 +24,15 @@ class _Prepared:
     social: bool = False  # the social-media normalisation changed the text
 
 
+@dataclass(frozen=True)
+class Nearest:
+    """The claim a text matches best when it is not rated false, and where in the text."""
+
+    claim: Claim
+    segment: Segment
+    cosine: float
+
+
 @dataclass
 class Analysis:
     """One text's path up to the decision: segments, topics, the best candidate and its features."""
@@ -44,6 +53,9 @@ class Analysis:
     seg_vecs: np.ndarray | None = None
     store: ClaimStore | None = None
     body_language: str = "und"
+    #: set when the claim the text matches best is rated other than false (the guard
+    #: then does not flag it, and shows that claim)
+    nearest: Nearest | None = None
     _claims: dict[int, Claim] = field(default_factory=dict)
 
     def claim_at(self, j: int) -> Claim:
@@ -53,6 +65,14 @@ class Analysis:
             assert self.store is not None
             self._claims.update(self.store.get_slots(self.slots[j : j + 8]))
         return self._claims[slot]
+
+    def claims_of(self, slots: list[int]) -> list[Claim]:
+        """The claims of these slots (read from the store when first asked for)."""
+        missing = [s for s in slots if s not in self._claims]
+        if missing:
+            assert self.store is not None
+            self._claims.update(self.store.get_slots(missing))
+        return [self._claims[s] for s in slots]
 
     @property
     def candidates(self) -> list[Claim]:

@@ -15,11 +15,12 @@ from dataclasses import replace
 import numpy as np
 
 from ..errors import ConfigError, DataError
-from ..types import Candidate, Evidence, Verdict
-from ._analysis import Analysis, _Prepared
+from ..types import Candidate, Claim, Evidence, Verdict
+from ._analysis import Analysis, Nearest, _Prepared
 from ._crawl import crawl
 from ._detect import Decision, LLMJudge, LogisticDecision, MatchContext, default_decision, features, script_of
 from ._judge import DocumentReport, JudgeAgent, Notification, _notice
+from ._mcq import break_inline_options, strip_stem
 from ._rank import RANKINGS, dense_scores, rank_scores, reciprocal_ranks
 from ._reader import EmbeddingReader, Reader, reader_of, reads
 from ._shift import LanguageShift
@@ -34,6 +35,10 @@ from ._topics import OfflineTopicClassifier
 MAX_CHARS = 100_000
 #: Candidates listed in a verdict (and in `check` output rows) unless told otherwise.
 CANDIDATES_OUT = 5
+#: `Verdict.decided_by` of a text whose nearest claim is rated other than false (true,
+#: mixed, unproven, ...): not flagged, whatever the decision's score for the nearest
+#: false-rated claim.
+NEAREST_NOT_FALSE = "nearest-claim-not-false"
 #: Shortest text (in `_text.words`) whose sentences are also checked one by one. Checking
 #: every sentence of short texts made the guard embed 1.37x the tokens of the texts
 #: themselves (LIAR train statements) for no gain on the CheckThat dev tweets; chosen on
@@ -236,7 +241,10 @@ class ClaimGuard:
             normalised, where = normalize_social(clean, self.social)
             social = normalised != clean
             clean, offsets = normalised, [offsets[i] for i in where]
-        _, _, instructions = strip_instructions(clean)
+        _, body_start, instructions = strip_instructions(clean)
+        clean, offsets, stem = strip_stem(clean, offsets, body_start)
+        clean = break_inline_options(clean, body_start, after_question=stem is not None)
+        instructions += [stem] if stem else []
         segments = segment(clean, max_segments=self.max_segments, sentence_words=self.sentence_words) if clean.strip() else []
         return _Prepared(original, clean, offsets, segments, truncated, instructions, social)
 
@@ -282,16 +290,27 @@ class ClaimGuard:
             # The language shift moves each text's vectors before retrieval; the topic agent
             # keeps the raw ones (its centroids are raw e5 vectors).
             shifted = [self.shift.apply(v, lang) if self.shift is not None else v for v, lang in zip(raw, languages)]
-            _, slots = self.store.search(np.concatenate(shifted), self.k, flaggable_only=True)
+            queries = np.concatenate(shifted)
+            _, slots = self.store.search(queries, self.k, flaggable_only=True)
+            # Claims rated other than false never flag a text, but a text that repeats one
+            # should be shown that claim (`_nearest_other`): when the store holds any, every
+            # claim is searched too.
+            others = not bool(self.store.flaggable.all())
+            every = self.store.search(queries, self.k)[1] if others else None
             out, row = [], 0
             for p, seg_vecs, lang, tops in zip(prepared, shifted, languages, topics):
                 n = len(seg_vecs)
                 # BM25 matches words, so it does not run on a text known to be in a language
                 # no claim is written in (a French text's words retrieved unrelated English
                 # claims); "und" (too short to tell) does run.
+                words = bool(self.k_lexical) and (lang == "und" or lang in self.store.languages())
                 lexical = (self.store.lexical_search(p.segments[0].text, self.k_lexical, flaggable_only=True)
-                           if self.k_lexical and (lang == "und" or lang in self.store.languages()) else [])
-                out.append(self._analyse(p, seg_vecs, lang, tops, slots[row : row + n], lexical))
+                           if words else [])
+                analysis = self._analyse(p, seg_vecs, lang, tops, slots[row : row + n], lexical)
+                if every is not None:
+                    lexical_every = self.store.lexical_search(p.segments[0].text, self.k_lexical) if words else []
+                    self._nearest_other(analysis, seg_vecs, every[row : row + n], lexical_every)
+                out.append(analysis)
                 row += n
         if self.reader is not None:
             # One batched pass of the reader over every matched pair (select left it out);
@@ -345,6 +364,32 @@ class ClaimGuard:
         analysis.body_language = language if body == p.clean else guess_language(body)
         self.select(analysis, 0, read=False)
         return analysis
+
+    def _nearest_other(self, analysis: Analysis, seg_vecs: np.ndarray, slots: np.ndarray,
+                       lexical: list[tuple[int, float]]) -> None:
+        """Rank the false-rated candidates together with the other claims retrieved (rated
+        true, mixed, unproven, ...) the way the guard ranks; the verdict lists that order,
+        and when its first claim is not rated false the text matches it best: it is the
+        text's nearest claim, and the text is not flagged. The decision's features stay
+        those of the false-rated candidates, as it was fitted."""
+        flaggable = self.store.flaggable
+        others = {int(s) for s in slots.ravel() if s >= 0 and not flaggable[s]} | {s for s, _ in lexical if not flaggable[s]}
+        if not others:
+            return
+        union = sorted(set(analysis.slots) | others)
+        sims = seg_vecs @ self.store.vectors[union].T
+        pairs = self._pair_features(analysis.prepared, sims, union, lexical)
+        scores = rank_scores(pairs, self.ranking, self.ranker)
+        order = np.argsort(-scores, kind="stable")
+        analysis.store = self.store
+        analysis.ranked = [(union[j], float(scores[j])) for j in order[: self.k_output]]
+        best = int(order[0])
+        if flaggable[union[best]]:
+            return
+        claim = analysis.claims_of([union[best]])[0]
+        column = sims[:, best]
+        analysis.nearest = Nearest(claim, analysis.prepared.segments[int(column.argmax())], float(column.max()))
+        analysis.stages.append(f"nearest:{claim.verdict.value}")
 
     def select(self, analysis: Analysis, j: int, *, read: bool = True) -> None:
         """Make candidate `j` (in ranked order) the analysis' match: its claim, evidence
@@ -417,23 +462,36 @@ class ClaimGuard:
         return [self._cues[slot] for slot in slots]
 
     def _decide(self, p: _Prepared, a: Analysis) -> Verdict:
+        nearest = [_evidence(p, a.nearest.segment, a.nearest.claim, a.nearest.cosine)] if a.nearest else []
         if a.context is None or a.claim is None or a.segment is None:
-            return Verdict(flagged=False, score=0.0, language=a.language, topics=a.topics,
-                           stages=a.stages, decided_by=self.decision.name)
+            return Verdict(flagged=False, score=0.0, language=a.language, topics=a.topics, stages=a.stages,
+                           decided_by=NEAREST_NOT_FALSE if nearest else self.decision.name, evidence=nearest,
+                           candidates=self._candidates(a))
         stages = a.stages
         score = self.decision.score(features(a.context))
         flagged = score >= self.decision.threshold
         stages.append(f"decide:{self.decision.name}")
         decided_by = self.decision.name
-        if self.judge is not None:
+        if nearest:
+            flagged, decided_by = False, NEAREST_NOT_FALSE
+        elif self.judge is not None:
             flagged = self.judge.judge(a.context.text, [a.claim.text])
             stages.append(self.judge.name)
             decided_by = self.judge.name
-        seg = a.segment
-        start, end = p.offsets[seg.start], p.offsets[max(seg.start, seg.end - 1)] + 1
-        evidence = Evidence(text=p.original[start:end], start=start, end=end, claim=a.claim, score=a.context.s1)
+        # evidence[0]: the claim the text matches best (a false-rated one unless `nearest`)
+        evidence = [*nearest, _evidence(p, a.segment, a.claim, a.context.s1)]
         return Verdict(
             flagged=bool(flagged), score=float(score), label=a.claim.verdict if flagged else None,
-            evidence=[evidence], language=a.language, topics=a.topics, stages=stages, decided_by=decided_by,
-            candidates=[Candidate(claim_id=a.claim_at(j).id, score=round(sc, 6)) for j, (_, sc) in enumerate(a.ranked)],
+            evidence=evidence, language=a.language, topics=a.topics, stages=stages, decided_by=decided_by,
+            candidates=self._candidates(a),
         )
+
+    def _candidates(self, a: Analysis) -> list[Candidate]:
+        claims = a.claims_of([slot for slot, _ in a.ranked])
+        return [Candidate(claim_id=c.id, score=round(sc, 6)) for c, (_, sc) in zip(claims, a.ranked)]
+
+
+def _evidence(p: _Prepared, seg: Segment, claim: Claim, score: float) -> Evidence:
+    """A segment of the text as evidence for `claim`, with offsets into the original text."""
+    start, end = p.offsets[seg.start], p.offsets[max(seg.start, seg.end - 1)] + 1
+    return Evidence(text=p.original[start:end], start=start, end=end, claim=claim, score=score)

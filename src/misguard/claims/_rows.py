@@ -19,7 +19,10 @@ def verdict_row(row_id: str, verdict: Verdict) -> dict[str, object]:
         "matched_claim_verdict_original": claim.verdict_original if claim else None,
         "matched_claim_url": claim.url if claim else None,
         "evidence": {"text": ev.text, "start": ev.start, "end": ev.end, "similarity": ev.score} if ev else None,
+        # the claim the text matches best, flagged or not (a true-rated one is never flagged)
         "nearest_claim_id": ev.claim.id if ev and ev.claim else None,
+        "nearest_claim_text": ev.claim.text if ev and ev.claim else None,
+        "nearest_claim_verdict": ev.claim.verdict.value if ev and ev.claim else None,
         "candidates": [{"claim_id": c.claim_id, "score": c.score} for c in verdict.candidates],
         "language": verdict.language,
         "topics": verdict.topics,
