@@ -17,3 +17,10 @@ from misguard.types import VerdictLabel as V
 )
 def test_publisher_labels_normalise(label, expected):
     assert normalize_verdict(label) is expected
+
+
+def test_known_verdicts_tell_an_unknown_rating_from_other():
+    from misguard.claims._verdicts import known_verdict
+
+    assert known_verdict("legend") is V.OTHER and known_verdict("Mostly false.") is V.MOSTLY_FALSE
+    assert known_verdict("banana") is None and known_verdict("") is None and known_verdict(None) is None

@@ -37,7 +37,7 @@ from ._fit import (
     save_decision,
 )
 from ._guard import MAX_CHARS, ClaimGuard
-from ._ingest import FORMATS, detect_format, read_claims, stable_id, to_claimreview
+from ._ingest import FIELDS, FORMATS, ClaimFile, detect_format, read_claim_file, read_claims, sample_claims_path, stable_id, to_claimreview
 from ._judge import DocumentReport, JudgeAgent, Notification
 from ._rank import RANK_FEATURES, RANKINGS, LinearRanker, average_precision_at, fit_ranker, reciprocal_rank
 from ._reader import EmbeddingReader, load_reader
@@ -82,4 +82,6 @@ __all__ = [
     "cross_validate", "fit_cosine_threshold", "fit_decision", "fit_language_shift", "fit_ranker_on_tweets", "leave_one_source_out",
     "load_checkthat", "load_devset", "load_distractors", "load_training_data", "load_true_claims", "paper_queries",
     "retrieval_metrics", "save_decision",
+    # claim files
+    "FIELDS", "ClaimFile", "read_claim_file", "sample_claims_path",
 ]

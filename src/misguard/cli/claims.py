@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import json
+import sys
 import time
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from ..config import Settings
 from ..errors import ConfigError, DataError
-from ._common import CLAIM_GUARD, console, friendly_errors, settings_from
+from ._common import CLAIM_GUARD, console, err_console, friendly_errors, settings_from
 from .bench import bench_app
 
 claims_app = typer.Typer(help="Manage a store of fact-checked claims.", no_args_is_help=True)
@@ -32,27 +35,56 @@ def _store(settings: Settings, db: Path, *, create: bool = False):
     return ClaimStore.open(db, get_embedder(None, settings.embed), create=create)
 
 
-@claims_app.command("add")
+ADD_HELP = """Ingest claim files; each file is all or nothing, re-ingested ids are updated.
+
+Formats (from the file name, or --format): JSONL (one object per line), CSV (a header
+row), schema.org ClaimReview JSON-LD (.json), LIAR (.tsv) and the Snopes scrape (JSONL
+with rating, statement and url).
+
+Fields of a JSONL row or CSV column: **text** (also claim, claimReviewed, statement;
+required), **verdict** (also rating, label; required), id (default: a hash of the text),
+verdict_original (default: the verdict as written), language (also lang, inLanguage;
+default en), topic, url, publisher, date. Other fields are not read: they are named in a
+warning (--strict: the file is refused).
+
+Verdicts: the publisher's rating is kept as written and mapped to false, mostly-false,
+mixed, mostly-true, true, unproven or other ("Pants on Fire" -> false, "Barely True" ->
+mostly-false, "Half True" -> mixed). Only false and mostly-false claims flag a text; a
+rating no rule knows (e.g. "banana") is stored as other, with a warning (--strict: refused).
+
+No file at hand? --sample adds the 32 sample claims that ship with misguard.
+"""
+
+
+@claims_app.command("add", help=ADD_HELP)
 @friendly_errors
 def add(
     ctx: typer.Context,
-    files: Annotated[list[Path], typer.Argument(help="Claim files: JSONL, CSV, ClaimReview JSON-LD, LIAR TSV, Snopes JSONL.")],
     db: DbOption,
+    files: Annotated[Optional[list[Path]], typer.Argument(help="Claim files: JSONL, CSV, ClaimReview JSON-LD, LIAR TSV, Snopes JSONL.", show_default=False)] = None,
     format: Annotated[Optional[str], typer.Option("--format", help="jsonl, csv, claimreview, liar or snopes (default: from the file).")] = None,
+    sample: Annotated[bool, typer.Option("--sample", help="Add the 32 sample claims that ship with misguard (myths rated false, some true facts).")] = False,
+    strict: Annotated[bool, typer.Option("--strict", help="Refuse a file with fields that are not read or ratings no rule knows (default: add it and warn).")] = False,
 ) -> None:
-    """Ingest claim files; each file is all or nothing, re-ingested ids are updated."""
-    from ..claims import OfflineTopicClassifier, read_claims
+    from ..claims import OfflineTopicClassifier, read_claim_file, sample_claims_path
 
+    paths = [*(files or []), *([sample_claims_path()] if sample else [])]
+    if not paths:
+        raise DataError("give claim FILES to add, or --sample for the sample claims that ship with misguard")
     settings = settings_from(ctx)
-    parsed = [(path, read_claims(path, format)) for path in files]  # parse everything first
+    parsed = [read_claim_file(path, format if path in (files or []) else None, strict=strict) for path in paths]
+    for result in parsed:  # everything is parsed (and refused with --strict) before anything is written
+        for line in result.warnings():
+            err_console.print(f"[yellow]warning:[/] {escape(line)}", highlight=False)
     with _store(settings, db, create=True) as store:
         topics = OfflineTopicClassifier(store.embedder)
-        for path, claims in parsed:
-            report = store.add(claims, source=str(path), assign_topics=lambda v: topics.predict_one(v, "passage"))
+        for result in parsed:
+            report = store.add(result.claims, source=str(result.path),
+                               assign_topics=lambda v: topics.predict_one(v, "passage"))
             rate = report.embedded / report.seconds if report.seconds else 0.0
             console.print(
-                f"{path}: {report.added} added, {report.updated} updated, {report.unchanged} unchanged "
-                f"({report.embedded} embedded, {report.seconds:.1f} s, {rate:.0f} claims/s)"
+                f"{result.path}: {report.added} added, {report.updated} updated, {report.unchanged} unchanged "
+                f"({report.embedded} embedded, {report.seconds:.1f} s, {rate:.0f} claims/s)", highlight=False,
             )
         console.print(f"{db}: {len(store)} claims")
 
@@ -114,7 +146,6 @@ def fit_decision_command(
     --data and write it to --output; prints its out-of-fold figures (grouped by claim).
     The defaults are the shipped decision's recipe."""
     import tempfile
-    from contextlib import nullcontext
 
     from ..claims import (
         build_checkthat_store, build_training_store, default_decision, fit_decision, load_reader, load_training_data,
@@ -187,8 +218,8 @@ def check(
     ctx: typer.Context,
     db: DbOption,
     text: Annotated[Optional[str], typer.Argument(help="Text to check (or use --input).")] = None,
-    input: Annotated[Optional[Path], typer.Option("--input", help="JSONL rows with 'id' and 'text'.")] = None,
-    output: Annotated[Optional[Path], typer.Option("--output", help="JSONL verdicts, one row per input.")] = None,
+    input: Annotated[Optional[Path], typer.Option("--input", help="A JSONL file of rows with 'text' (and 'id'); '-' reads them from standard input.")] = None,
+    output: Annotated[Optional[Path], typer.Option("--output", help="With --input: the file for the JSONL verdicts, one row per input, written whole (default: standard output, row by row; the summary goes to standard error).")] = None,
     decision: Annotated[Optional[Path], typer.Option(help="A fitted decision model (JSON) instead of the shipped one.")] = None,
     threshold: Annotated[Optional[float], typer.Option(help="Use a plain cosine threshold instead (baseline).")] = None,
     judge: Annotated[bool, typer.Option("--judge", help="Let the LLM judge (paper prompt) make the final call.")] = False,
@@ -199,56 +230,61 @@ def check(
     reader: Annotated[Optional[str], typer.Option(help="A pair reader, an embedder spec: st/minilm (the shipped decision fitted with it is used unless --decision; needs the st extra), or the reader a --decision was fitted with.")] = None,
 ) -> None:
     """Check text against the claim store: flagged or not, the matched claim, the evidence
-    and the top candidate claims."""
+    and the top candidate claims. One TEXT is printed for reading; --input FILE (or '-')
+    writes one JSON line per input row."""
     from ..claims import verdict_row
 
     settings = settings_from(ctx)
     if (text is None) == (input is None):
-        raise DataError("give either a TEXT argument or --input FILE (with --output FILE)")
+        raise DataError("give either a TEXT argument or --input FILE ('-': standard input)")
     guard = _guard(settings, db, decision, threshold, judge, judge_prompt, candidates, ranking, reader)
     try:
         if text is not None:
             _print_verdict(text, guard.check(text))
             return
         assert input is not None
-        if output is None:
-            raise DataError("--input needs --output FILE")
         rows = _read_inputs(input)
         started = time.perf_counter()
         flagged = 0
-        tmp = output.with_name(output.name + ".tmp")
-        with tmp.open("w", encoding="utf-8") as fh:
+        tmp = output.with_name(output.name + ".tmp") if output is not None else None
+        with tmp.open("w", encoding="utf-8") if tmp is not None else nullcontext(sys.stdout) as fh:
             for start in range(0, len(rows), batch_size):
                 batch = rows[start : start + batch_size]
                 for (row_id, _), verdict in zip(batch, guard.check_many([t for _, t in batch])):
                     flagged += verdict.flagged
                     fh.write(json.dumps(verdict_row(row_id, verdict), ensure_ascii=False) + "\n")
-        tmp.replace(output)
+                fh.flush()
+        if tmp is not None and output is not None:
+            tmp.replace(output)
         seconds = time.perf_counter() - started
-        console.print(f"{len(rows)} texts checked in {seconds:.1f} s ({len(rows) / max(seconds, 1e-9):.1f}/s); "
-                      f"{flagged} flagged; wrote {output}")
+        # Standard output carries only the rows when they go there.
+        (console if output is not None else err_console).print(
+            f"{len(rows)} texts checked in {seconds:.1f} s ({len(rows) / max(seconds, 1e-9):.1f}/s); "
+            f"{flagged} flagged; wrote {output or 'standard output'}", highlight=False)
     finally:
         guard.store.close()
 
 
 def _read_inputs(path: Path) -> list[tuple[str, str]]:
-    if not path.is_file():
-        raise DataError("no such file", source=str(path))
+    stdin = str(path) == "-"
+    source = "standard input" if stdin else str(path)
+    if not stdin and not path.is_file():
+        raise DataError("no such file", source=source)
     rows = []
-    with path.open("rb") as fh:
+    with nullcontext(sys.stdin.buffer) if stdin else path.open("rb") as fh:
         for number, raw in enumerate(fh, start=1):
             try:
                 line = raw.decode("utf-8")
             except UnicodeDecodeError:
-                raise DataError("not UTF-8 text", source=str(path), line=number) from None
+                raise DataError("not UTF-8 text", source=source, line=number) from None
             if not line.strip():
                 continue
             try:
                 row = json.loads(line)
             except json.JSONDecodeError as exc:
-                raise DataError(f"not JSON: {exc.msg}", source=str(path), line=number) from None
+                raise DataError(f"not JSON: {exc.msg}", source=source, line=number) from None
             if not isinstance(row, dict) or not isinstance(row.get("text"), str):
-                raise DataError("each row needs a string 'text' (and an 'id')", source=str(path), line=number)
+                raise DataError("each row needs a string 'text' (and an 'id')", source=source, line=number)
             rows.append((str(row.get("id", number)), row["text"]))
     return rows
 
@@ -257,8 +293,8 @@ def _print_verdict(text: str, verdict) -> None:
     ev = verdict.evidence[0] if verdict.evidence else None
     if verdict.flagged and ev and ev.claim:
         claim = ev.claim
-        console.print(f"[bold red]FLAGGED[/] (score {verdict.score:.2f}): repeats a claim rated "
-                      f"[bold]{claim.verdict_original or claim.verdict.value}[/] ({claim.verdict.value})", highlight=False)
+        console.print(f"[bold red]FLAGGED[/] (score {verdict.score:.2f}): repeats a claim rated [bold]{_rating(claim)}[/]",
+                      highlight=False)
         console.print(f"  claim {claim.id}: {claim.text}", highlight=False)
         if claim.url:
             console.print(f"  source: {claim.url}", highlight=False)
@@ -266,9 +302,20 @@ def _print_verdict(text: str, verdict) -> None:
     else:
         console.print(f"[bold green]not flagged[/] (score {verdict.score:.2f})", highlight=False)
         if ev and ev.claim:
-            console.print(f"  nearest known claim {ev.claim.id} (cosine {ev.score:.3f}): {ev.claim.text}", highlight=False)
+            console.print(f"  nearest known claim {ev.claim.id}, rated {_rating(ev.claim)} (cosine {ev.score:.3f}): "
+                          f"{ev.claim.text}", highlight=False)
+        if len(verdict.evidence) > 1 and verdict.evidence[1].claim:  # the text matches a claim not rated false best
+            other = verdict.evidence[1]
+            console.print(f"  nearest claim rated false: {other.claim.id} (cosine {other.score:.3f}; the score is "
+                          f"for this one): {other.claim.text}", highlight=False)
     console.print(f"  language {verdict.language}; topics {', '.join(verdict.topics) or '-'}; "
                   f"stages {' > '.join(verdict.stages)}; {verdict.latency_s * 1000:.0f} ms", highlight=False)
+
+
+def _rating(claim) -> str:
+    """The rating as published, and what misguard reads it as when that differs."""
+    original = claim.verdict_original or claim.verdict.value
+    return original if original.lower() == claim.verdict.value else f"{original} ({claim.verdict.value})"
 
 
 @bench_app.command("claims")
