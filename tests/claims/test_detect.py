@@ -187,3 +187,18 @@ async def test_llm_judge_works_inside_a_running_event_loop(store):
     guard = ClaimGuard(store, decision=ThresholdDecision(0.0), judge=judge)
     v = guard.check("Goldfish can only remember things for three seconds")  # sync call inside the loop
     assert v.decided_by == "llm-judge-2" and not v.flagged
+
+
+def test_the_shipped_decisions_keep_their_scores():
+    """Pinned scores of both shipped decision files on two fixed matches: a change to the
+    features, their order or the file format that moves a shipped decision's output fails here."""
+    plain = MatchContext(s1=0.91, body=0.9, support=0.88, votes=1.0, text="Goldfish only remember three seconds",
+                         claim_text="Goldfish can only remember things for three seconds", segment_kind="body",
+                         script="latin", language="en", query_generic=0.8, claim_generic=0.82)
+    tweet = MatchContext(s1=0.86, body=0.84, support=0.8, votes=0.5, text="RT @x: Les poissons rouges 3 secondes",
+                         claim_text="Goldfish can only remember things for three seconds", segment_kind="option",
+                         script="latin", language="fr", query_generic=0.79, claim_generic=0.82, social=True, reader=0.7)
+    default = default_decision("e5/multilingual-e5-small-q4")
+    with_reader = default_decision("e5/multilingual-e5-small-q4", "st/minilm")
+    assert [default.score(features(c)) for c in (plain, tweet)] == pytest.approx([0.981662957028407, 0.5955108272338028], abs=1e-12)
+    assert [with_reader.score(features(c)) for c in (plain, tweet)] == pytest.approx([0.9640463451593981, 0.6201875652774559], abs=1e-12)

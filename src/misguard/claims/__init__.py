@@ -1,6 +1,7 @@
 """Claim guard: multilingual retrieval-augmented misinformation detection (the "Safer
 Web" system): a store of fact-checked claims, the crawler, topic, detection, manager and
-judge agents, and red-team generators for the paper's attacks.
+judge agents, red-team generators for the paper's attacks, and the fitting of the flag
+decision (`fit_decision`; docs/claims.md).
 
     store = ClaimStore.open("claims-db", get_embedder("e5"), create=True)
     store.add(read_claims("claims.jsonl"))
