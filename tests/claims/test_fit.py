@@ -102,3 +102,12 @@ def test_fit_on_the_shared_data_with_checkthat(shared_data, tmp_path):
     finally:
         store.close()
         ct_store.close()
+
+
+def test_too_few_true_claims_for_the_paper_attacks_is_a_data_error(fitted):
+    data, built, _ = fitted
+    import dataclasses
+
+    few = dataclasses.replace(data, true_claims=data.true_claims[:2])
+    with pytest.raises(DataError, match="paper=0"):
+        fit_decision(few, built.store, paper=4)

@@ -247,8 +247,12 @@ def fit_decision(
         if fit_shift is None:
             fit_shift = shift_fitter(unshifted, dev)
         rows = dev_rows(store, dev, fit_shift, ranker, folds, reader, progress)
-    queries = (paper_queries(data.distractors, data.true_claims, paper, seed)
-               if paper > 0 and data.distractors and data.true_claims else [])
+    try:
+        queries = (paper_queries(data.distractors, data.true_claims, paper, seed)
+                   if paper > 0 and data.distractors and data.true_claims else [])
+    except ValueError as exc:  # too few true claims to write the attacks with
+        raise DataError(f"{exc}; add LIAR/Snopes true claims, or fit without paper-style rows (paper=0)",
+                        source=str(data.root)) from None
     guard = ClaimGuard(store, decision=ThresholdDecision(1.0, shift=full_shift, ranker=ranker), reader=reader)
     rows += paper_rows(guard, queries) + ct_rows
     rows += tweet_form_rows(store, dev, fit_shift, ranker, folds, guard, queries)
