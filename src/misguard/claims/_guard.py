@@ -304,11 +304,18 @@ class ClaimGuard:
                 # no claim is written in (a French text's words retrieved unrelated English
                 # claims); "und" (too short to tell) does run.
                 words = bool(self.k_lexical) and (lang == "und" or lang in self.store.languages())
-                lexical = (self.store.lexical_search(p.segments[0].text, self.k_lexical, flaggable_only=True)
-                           if words else [])
+                lexical = lexical_every = []
+                if words and every is None:
+                    lexical = self.store.lexical_search(p.segments[0].text, self.k_lexical, flaggable_only=True)
+                elif words:
+                    # One BM25 query for both lists (it is most of a check's cost after the
+                    # embedding): the false-rated among the top 3k, as `flaggable_only` picks
+                    # them, and the top k of every rating.
+                    wide = self.store.lexical_search(p.segments[0].text, 3 * self.k_lexical)
+                    lexical = [hit for hit in wide if self.store.flaggable[hit[0]]][: self.k_lexical]
+                    lexical_every = wide[: self.k_lexical]
                 analysis = self._analyse(p, seg_vecs, lang, tops, slots[row : row + n], lexical)
                 if every is not None:
-                    lexical_every = self.store.lexical_search(p.segments[0].text, self.k_lexical) if words else []
                     self._nearest_other(analysis, seg_vecs, every[row : row + n], lexical_every)
                 out.append(analysis)
                 row += n
