@@ -60,12 +60,12 @@ def test_a_decision_that_reads_the_reader_needs_one(tmp_path, store):
         path = tmp_path / "m.json"
         path.write_text(with_reader.to_json())
         assert load_decision(path).names == names
-        with pytest.raises(ConfigError, match="--reader DIR"):
+        with pytest.raises(ConfigError, match="--reader SPEC"):
             ClaimGuard(store, decision=with_reader)
     # a decision fitted without one reads every feature but the readers'
     without = fit_logistic(x, x[:, 0] > 0, embedder="hashing/256", trained_on="synthetic")
     assert "reader_en" not in without.names and len(without.coef) == len(FEATURES) - 2
-    # both readers at once is no decision `bench claims` fits
+    # both readers at once is no decision `fit_decision` fits
     both = fit_logistic(x, x[:, 0] > 0, embedder="hashing/256", trained_on="synthetic", names=FEATURES)
     path.write_text(both.to_json())
     with pytest.raises(ConfigError, match="other features"):
@@ -177,19 +177,6 @@ def test_guard_with_llm_judge_lets_it_decide(store):
     assert not v.flagged and v.decided_by == "llm-judge-2" and "llm-judge-2" in v.stages
 
 
-def test_judge_band_asks_the_judge_only_where_the_offline_score_is_unsure(store):
-    from misguard.claims import ThresholdDecision
-
-    llm = get_llm("mock", outputs=["Yes"])
-    guard = ClaimGuard(store, decision=ThresholdDecision(0.5), judge=LLMJudge(llm), judge_band=(0.2, 0.9))
-    sure = guard.check("Goldfish can only remember things for three seconds")  # the stored claim: cosine 1
-    assert sure.flagged and sure.decided_by == "threshold" and not llm.calls
-    unsure = guard.check("Goldfish remember things for three months, a study found")
-    assert 0.2 <= unsure.score < 0.9 and unsure.flagged and unsure.decided_by == "llm-judge-2" and len(llm.calls) == 1
-    with pytest.raises(ConfigError):
-        ClaimGuard(store, judge=LLMJudge(llm), judge_band=(0.7, 0.3))
-
-
 async def test_llm_judge_works_inside_a_running_event_loop(store):
     """generate_sync cannot nest in a running loop: the judge awaits, or moves to a thread."""
     from misguard.claims import ThresholdDecision
@@ -200,3 +187,18 @@ async def test_llm_judge_works_inside_a_running_event_loop(store):
     guard = ClaimGuard(store, decision=ThresholdDecision(0.0), judge=judge)
     v = guard.check("Goldfish can only remember things for three seconds")  # sync call inside the loop
     assert v.decided_by == "llm-judge-2" and not v.flagged
+
+
+def test_the_shipped_decisions_keep_their_scores():
+    """Pinned scores of both shipped decision files on two fixed matches: a change to the
+    features, their order or the file format that moves a shipped decision's output fails here."""
+    plain = MatchContext(s1=0.91, body=0.9, support=0.88, votes=1.0, text="Goldfish only remember three seconds",
+                         claim_text="Goldfish can only remember things for three seconds", segment_kind="body",
+                         script="latin", language="en", query_generic=0.8, claim_generic=0.82)
+    tweet = MatchContext(s1=0.86, body=0.84, support=0.8, votes=0.5, text="RT @x: Les poissons rouges 3 secondes",
+                         claim_text="Goldfish can only remember things for three seconds", segment_kind="option",
+                         script="latin", language="fr", query_generic=0.79, claim_generic=0.82, social=True, reader=0.7)
+    default = default_decision("e5/multilingual-e5-small-q4")
+    with_reader = default_decision("e5/multilingual-e5-small-q4", "st/minilm")
+    assert [default.score(features(c)) for c in (plain, tweet)] == pytest.approx([0.981662957028407, 0.5955108272338028], abs=1e-12)
+    assert [with_reader.score(features(c)) for c in (plain, tweet)] == pytest.approx([0.9640463451593981, 0.6201875652774559], abs=1e-12)

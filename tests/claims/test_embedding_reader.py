@@ -8,7 +8,6 @@ import pytest
 
 from misguard.claims import ClaimGuard, EmbeddingReader, LogisticDecision, load_reader
 from misguard.claims._detect import FEATURES, FEATURES_ANY_READER, FEATURES_EN_READER, default_decision, fit_logistic
-from misguard.claims._reader import is_ready
 from misguard.embed import get_embedder
 from misguard.errors import ConfigError
 
@@ -32,16 +31,13 @@ def test_the_cosine_is_the_other_embedders_own():
     assert reader.identity() == {"kind": "embedding", "embedder": "hashing/64"}
 
 
-def test_a_spec_that_is_neither_a_directory_nor_an_embedder_says_what_to_pass(tmp_path):
+def test_a_spec_that_is_not_an_embedder_says_what_to_pass(tmp_path):
     assert isinstance(load_reader("hashing/64"), EmbeddingReader)
     with pytest.raises(ConfigError, match="st/minilm"):
         load_reader(str(tmp_path / "no-such-reader"))
-    with pytest.raises(ConfigError, match="holds no pair reader"):
-        load_reader(tmp_path)  # a directory, but nothing trained in it
-    # what the bench trains first: a directory without a reader (an embedder spec is ready)
-    assert is_ready("hashing/64") and not is_ready(str(tmp_path)) and not is_ready(str(tmp_path / "new"))
-    (tmp_path / "reader.json").write_text("{}", encoding="utf-8")
-    assert is_ready(str(tmp_path))
+    (tmp_path / "reader.json").write_text("{}", encoding="utf-8")  # a trained cross-encoder's directory
+    with pytest.raises(ConfigError, match="not an embedder spec"):
+        load_reader(str(tmp_path))
 
 
 def test_the_decision_records_its_reader_and_the_guard_rebuilds_it(store, tmp_path):
@@ -122,7 +118,15 @@ def test_a_reader_of_every_language_is_read_for_every_text_and_recorded_as_such(
     assert ClaimGuard(store, decision=unrecorded, reader=load_reader("hashing/64", languages="all")).reader.languages == "all"
 
 
-def test_a_trained_cross_encoder_reads_english_only(tmp_path):
-    (tmp_path / "reader.json").write_text("{}")
-    with pytest.raises(ConfigError, match="English only"):
-        load_reader(tmp_path, languages="all")
+def test_a_decision_whose_reader_the_guard_cannot_build_says_what_to_do(store):
+    """A decision file fitted with a trained cross-encoder reader (no longer supported)."""
+    decision = _decision_with({"kind": "cross-encoder", "base": "minilm", "trained_on": "tweets"})
+    with pytest.raises(ConfigError, match="cross-encoder.*fit-decision"):
+        ClaimGuard(store, decision=decision)
+
+
+def test_a_reader_for_a_decision_fitted_without_one_is_refused(store):
+    """Its cosine would cost an embedding per text and change nothing."""
+    without = _decision_with(None, FEATURES_EN_READER[:-1])
+    with pytest.raises(ConfigError, match="without a pair reader.*fit-decision --reader"):
+        ClaimGuard(store, decision=without, reader=load_reader("hashing/64"))

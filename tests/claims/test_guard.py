@@ -2,8 +2,8 @@ import time
 
 import pytest
 
-from misguard.claims import MAX_CHARS, ClaimGuard, ClaimStore, JudgeAgent, ThresholdDecision, read_claims, verdict_row
-from misguard.embed import get_embedder
+from misguard.claims import MAX_CHARS, ClaimGuard, JudgeAgent, ThresholdDecision, verdict_row
+from misguard.claims._guard import NEAREST_NOT_FALSE
 from misguard.errors import DataError
 
 from .conftest import SAMPLE
@@ -30,6 +30,55 @@ def test_claim_buried_in_a_long_text_is_matched(guard):
 def test_true_claims_never_flag(guard):
     v = guard.check("Octopuses have three hearts")
     assert not v.flagged and v.label is None
+
+
+def test_a_text_that_repeats_a_true_claim_is_shown_that_claim(guard):
+    """Every claim is retrieved for what the output shows: the stored true claim, not the
+    nearest false one."""
+    v = guard.check("Octopuses have three hearts")
+    assert v.evidence[0].claim.id == "S22" and v.evidence[0].claim.verdict.value == "true"
+    assert v.decided_by == NEAREST_NOT_FALSE and "nearest:true" in v.stages
+    assert v.candidates[0].claim_id == "S22"
+    row = verdict_row("t", v)
+    assert row["nearest_claim_id"] == "S22" and row["nearest_claim_verdict"] == "true"
+    assert row["nearest_claim_text"] == "Octopuses have three hearts" and row["matched_claim_id"] is None
+    # a text that matches a false claim best is flagged as before, with that claim first
+    flagged = guard.check("Goldfish can only remember things for three seconds")
+    assert flagged.flagged and flagged.evidence[0].claim.id == "S03" and len(flagged.evidence) == 1
+
+
+def test_the_nearest_true_claim_overrides_a_score_over_the_threshold(tmp_path, embedder):
+    from misguard.claims import ClaimStore
+
+    from .conftest import claim
+
+    store = ClaimStore.open(tmp_path / "s", embedder, create=True)
+    store.add([claim("F", "Vaccines cause autism in young children"),
+               claim("T", "Vaccines do not cause autism in young children", verdict="true")])
+    guard = ClaimGuard(store, decision=ThresholdDecision(0.6))
+    v = guard.check("Vaccines do not cause autism in young children")
+    # the false claim alone scores over the threshold, but the text is the true claim
+    assert v.score >= 0.6 and not v.flagged and v.decided_by == NEAREST_NOT_FALSE
+    assert [e.claim.id for e in v.evidence] == ["T", "F"]
+    assert guard.check("Vaccines cause autism in young children").flagged
+    only_true = ClaimStore.open(tmp_path / "t", embedder, create=True)
+    only_true.add([claim("T", "Vaccines do not cause autism in young children", verdict="true")])
+    v = ClaimGuard(only_true, decision=ThresholdDecision(0.6)).check("Vaccines do not cause autism")
+    assert not v.flagged and v.score == 0.0 and v.evidence[0].claim.id == "T" and "no-candidates" in v.stages
+    store.close()
+    only_true.close()
+
+
+def test_an_mcq_on_one_line_behind_a_content_free_stem_is_read_option_by_option(guard):
+    text = ("Which statement is correct? A. Goldfish can only remember things for three seconds. "
+            "B. The heart pumps blood around the body. C. Paris is the capital of France.")
+    v = guard.check(text)
+    assert v.flagged and v.evidence[0].claim.id == "S03"
+    ev = v.evidence[0]
+    assert text[ev.start : ev.end] == "Goldfish can only remember things for three seconds."
+    assert "strip-instructions" in v.stages
+    kinds = [s.kind for s in guard.views(text)]
+    assert kinds.count("option") == 3 and "stem" not in kinds
 
 
 def test_zero_width_and_mixed_scripts_keep_offsets_in_the_original(guard):
@@ -87,24 +136,9 @@ def test_verdict_row_has_the_cli_contract(guard):
     assert row["flagged"] is False and row["matched_claim_id"] is None
 
 
-@pytest.mark.slow
-def test_topic_routing_still_finds_the_claim(tmp_path):
-    """Routing restricts the dense search to the predicted topics; the claim must still be
-    found by that search alone: lexical retrieval is off (it finds the claim by its words
-    whatever the routing did). e5, not hashing: topics predicted from hashing vectors are
-    noise, and the claim is then, rightly, not found."""
-    store = ClaimStore.open(tmp_path / "e5", get_embedder("e5"), create=True)
-    store.add(read_claims(SAMPLE))
-    guard = ClaimGuard(store, decision=ThresholdDecision(0.8), route_topics=True, k_lexical=0)
-    text = "Swallowed chewing gum stays in your stomach for seven years"
-    v = guard.check(text)
-    assert "route" in v.stages and "lexical" not in v.stages
-    assert v.flagged and v.evidence[0].claim.id == "S11"
-    assert store.get("S11").topic in v.topics
-    # Every candidate came from a routed topic (or has none): the search was restricted.
-    [analysis] = guard.analyse([text])
-    assert analysis.candidates and {c.topic for c in analysis.candidates} <= {*v.topics, None}
-    store.close()
+def test_the_topic_agent_labels_every_checked_text(guard):
+    v = guard.check("Swallowed chewing gum stays in your stomach for seven years")
+    assert "topic" in v.stages and v.topics and "route" not in v.stages
 
 
 def test_document_check_and_judge_agent(guard):
@@ -128,7 +162,7 @@ def test_the_score_does_not_depend_on_the_size_of_the_store(tmp_path, embedder, 
 
     from misguard.claims import ClaimStore, default_decision, read_claims
 
-    from .conftest import SAMPLE, claim
+    from .conftest import claim
 
     big = ClaimStore.open(tmp_path / "big", embedder, create=True)
     big.add(read_claims(SAMPLE))

@@ -115,3 +115,24 @@ def test_unknown_format_and_missing_file(tmp_path):
         read_claims(tmp_path / "x.xml")
     with pytest.raises(DataError, match="no such file"):
         read_claims(tmp_path / "nope.jsonl")
+
+
+def test_fields_not_read_and_unknown_ratings_are_reported_and_strict_refuses(tmp_path):
+    from misguard.claims import read_claim_file
+
+    path = tmp_path / "c.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in [
+        {"id": "1", "text": "The moon is made of cheese", "verdict": "false", "source_name": "x", "notes": "y"},
+        {"id": "2", "text": "Bananas are berries", "rating": "banana"},
+        {"id": "3", "claim": "Water is wet", "label": "banana", "source_name": ""},  # aliases are read; empty is nothing
+    ]) + "\n")
+    result = read_claim_file(path)
+    assert [c.verdict for c in result.claims] == [VerdictLabel.FALSE, VerdictLabel.OTHER, VerdictLabel.OTHER]
+    assert result.unknown_fields == {"source_name": 1, "notes": 1} and result.unknown_verdicts == {"banana": 2}
+    warnings = result.warnings()
+    assert len(warnings) == 2 and "'source_name' (1 rows)" in warnings[0] and "'banana' (2 rows)" in warnings[1]
+    with pytest.raises(DataError, match="strict.*banana"):
+        read_claim_file(path, strict=True)
+    clean = tmp_path / "ok.csv"
+    clean.write_text("id,claim,rating,lang\n1,A claim,Pants on Fire,en\n")
+    assert read_claim_file(clean, strict=True).warnings() == []

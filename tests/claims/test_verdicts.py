@@ -33,3 +33,10 @@ def test_publisher_labels_normalise(label, expected):
 def test_ratings_published_in_other_languages(label, expected):
     """ClaimReview ratings are free text in the review's language; letters of every script count."""
     assert normalize_verdict(label) is expected
+
+
+def test_known_verdicts_tell_an_unknown_rating_from_other():
+    from misguard.claims._verdicts import known_verdict
+
+    assert known_verdict("legend") is V.OTHER and known_verdict("Mostly false.") is V.MOSTLY_FALSE
+    assert known_verdict("banana") is None and known_verdict("") is None and known_verdict(None) is None

@@ -7,7 +7,6 @@ import ctypes
 import importlib.util
 import shutil
 import subprocess
-from pathlib import Path
 
 import numpy as np
 import pytest

@@ -2,8 +2,8 @@
 them, and the paper's LLM judge.
 
 The offline decision is a logistic regression over a handful of retrieval and lexical
-features, fitted by `misguard bench claims` on held-in data (cross-validated by claim) and
-shipped as a small JSON file per embedder. `ThresholdDecision` is the naive baseline (and
+features, fitted by `fit_decision` (`misguard claims fit-decision`) on held-in data
+(cross-validated by claim) and shipped as a small JSON file per embedder. `ThresholdDecision` is the naive baseline (and
 the fallback for embedders without a fitted model).
 """
 
@@ -59,9 +59,9 @@ FEATURES: tuple[str, ...] = (
     # claim written plainly: one offset and one slope on s1 for it, like a language group.
     "social",
     "s1_social",
-    # The pair reader's value for the text and its matched claim (`_reader`: the
-    # cross-encoder's probability or a second embedder's cosine); 0 without a reader, and
-    # for texts not in English: the bundled readers read English only.
+    # The pair reader's value for the text and its matched claim (`_reader`: a second
+    # embedder's cosine); 0 without a reader, and for texts not in English: the bundled
+    # readers read English only.
     "reader_en",
     # The same for a reader of every language (a multilingual embedder, `--reader-languages
     # all`), for texts in any language. A decision reads one of the two.
@@ -97,7 +97,7 @@ class MatchContext:
     claim_generic: float = 0.0
     #: the social-media normalisation changed the text
     social: bool = False
-    #: the pair reader's value for the pair: a probability or a cosine (None: no reader)
+    #: the pair reader's value for the pair, a cosine (None: no reader)
     reader: float | None = None
 
 
@@ -201,7 +201,7 @@ class LogisticDecision:
     #: `FEATURES_ANY_READER`)
     names: tuple[str, ...] = FEATURES_NO_READER
     #: the reader it was fitted with (its `identity()`); None for files written before
-    #: readers were recorded (session 16's cross-encoder decisions)
+    #: readers were recorded (the guard then refuses to run them without a reader)
     reader: dict | None = None
 
     def __post_init__(self) -> None:
@@ -241,7 +241,7 @@ class LogisticDecision:
             data = json.loads(text)
             names = tuple(data["features"])
             if names not in (FEATURES_EN_READER, FEATURES_ANY_READER, FEATURES_NO_READER, FEATURES_PLAIN):
-                raise ConfigError(f"{source} was fitted on other features; refit it with misguard bench claims")
+                raise ConfigError(f"{source} was fitted on other features; refit it with misguard claims fit-decision")
             return cls(
                 mean=list(map(float, data["mean"])), scale=list(map(float, data["scale"])),
                 coef=list(map(float, data["coef"])), intercept=float(data["intercept"]),
@@ -291,7 +291,7 @@ def default_decision(embedder_spec: str, reader_spec: str | None = None) -> Deci
         reading = f" with reader {reader_spec!r}" if reader_spec else ""
         raise ConfigError(
             f"No fitted decision model for embedder {embedder_spec!r}{reading}; fit one with "
-            "`misguard bench claims --save-model FILE` and pass it with --decision FILE"
+            "`misguard claims fit-decision --data DIR --output FILE` and pass it with --decision FILE"
         ) from None
     return LogisticDecision.from_json(text, name)
 

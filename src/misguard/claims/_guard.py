@@ -10,14 +10,17 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 
 import numpy as np
 
 from ..errors import ConfigError, DataError
-from ..types import Candidate, Claim, Evidence, Verdict, VerdictLabel
-from ._crawl import Chunk, crawl
+from ..types import Candidate, Claim, Evidence, Verdict
+from ._analysis import Analysis, Nearest, _Prepared
+from ._crawl import crawl
 from ._detect import Decision, LLMJudge, LogisticDecision, MatchContext, default_decision, features, script_of
+from ._judge import DocumentReport, JudgeAgent, Notification, _notice
+from ._mcq import break_inline_options, strip_stem
 from ._rank import RANKINGS, dense_scores, rank_scores, reciprocal_ranks
 from ._reader import EmbeddingReader, Reader, reader_of, reads
 from ._shift import LanguageShift
@@ -34,25 +37,15 @@ from ._unmask import DEFAULT_UNMASK, unmask as unmask_text
 MAX_CHARS = 100_000
 #: Candidates listed in a verdict (and in `check` output rows) unless told otherwise.
 CANDIDATES_OUT = 5
+#: `Verdict.decided_by` of a text whose nearest claim is rated other than false (true,
+#: mixed, unproven, ...): not flagged, whatever the decision's score for the nearest
+#: false-rated claim.
+NEAREST_NOT_FALSE = "nearest-claim-not-false"
 #: Shortest text (in `_text.words`) whose sentences are also checked one by one. Checking
 #: every sentence of short texts made the guard embed 1.37x the tokens of the texts
 #: themselves (LIAR train statements) for no gain on the CheckThat dev tweets; chosen on
 #: those two (docs/BENCHMARKS.md, session 4), never on the dev set or a test split.
 SENTENCE_WORDS = 40
-
-
-@dataclass
-class _Prepared:
-    original: str
-    clean: str
-    offsets: list[int]
-    segments: list[Segment]
-    truncated: bool
-    instructions: list[str]
-    social: bool = False  # the social-media normalisation changed the text
-    unmasked: bool = False  # undoing character-level disguises changed the text
-    #: spans of the original text addressed to the checker, set aside (`_screen`)
-    injections: list[tuple[int, int]] = field(default_factory=list)
 
 
 class ClaimGuard:
@@ -61,11 +54,8 @@ class ClaimGuard:
     Args:
         store: the claims; only false-like verdicts (false, mostly-false) can flag a text.
         decision: the offline decision (default: the model fitted for the store's embedder).
-        judge: optional LLM judge (the paper's prompts); when set it makes the final call,
-            on every text or, with `judge_band`, only where the offline score is unsure.
-        judge_band: (low, high): the judge is asked only when low <= offline score < high;
-            outside, the offline decision stands (None: the judge decides every text).
-        route_topics: restrict retrieval to the topics the topic agent predicts.
+        judge: optional LLM judge (the paper's prompts); when set it makes the final call on
+            every text that has a candidate claim.
         shift: language shift applied to query vectors before retrieval (default: the
             decision's own; the decision's features were fitted after it).
         k: candidates retrieved per segment (dense).
@@ -97,7 +87,6 @@ class ClaimGuard:
         *,
         decision: Decision | None = None,
         judge: LLMJudge | None = None,
-        route_topics: bool = False,
         k: int = 20,
         cache_size: int = 4096,
         max_segments: int = 64,
@@ -107,7 +96,6 @@ class ClaimGuard:
         social: tuple[str, ...] = DEFAULT_STEPS,
         k_output: int = CANDIDATES_OUT,
         sentence_words: int = SENTENCE_WORDS,
-        judge_band: tuple[float, float] | None = None,
         reader: Reader | None = None,
         unmask: tuple[str, ...] = DEFAULT_UNMASK,
         screen_injections: bool = True,
@@ -130,11 +118,13 @@ class ClaimGuard:
         reads_reader = "reader_en" in names or "reader_any" in names
         fitted_with = getattr(self.decision, "reader", None)
         if reader is None and reads_reader and fitted_with and fitted_with.get("kind") == EmbeddingReader.kind:
-            # An embedding reader needs no directory: build the one the decision names.
+            # An embedding reader is rebuilt from its spec: build the one the decision names.
             reader = reader_of(fitted_with, self.embedder.settings)
         if reader is None and reads_reader:
-            raise ConfigError("this decision reads a pair reader: pass --reader DIR (trained by "
-                              "`misguard bench claims --reader DIR`)")
+            kind = (fitted_with or {}).get("kind")
+            raise ConfigError(f"this decision reads a pair reader ({kind or 'not named in the file'}) that the guard "
+                              "cannot build: pass the embedding reader it was fitted with (--reader SPEC), or fit a "
+                              "decision with `misguard claims fit-decision`")
         if reader is not None and fitted_with and reader.identity() != fitted_with:
             raise ConfigError(f"this decision was fitted with the reader {fitted_with}, not {reader.identity()}; "
                               "pass that reader (or none: the guard builds an embedding reader the decision "
@@ -144,13 +134,9 @@ class ClaimGuard:
                               f"and the reader given reads {reader.languages!r}; pass the decision fitted with it")
         if reader is not None and not reads_reader and isinstance(self.decision, LogisticDecision):
             # Its score would cost a forward pass per text and change nothing.
-            raise ConfigError("this decision was fitted without a pair reader: drop --reader, or pass the "
-                              "--decision that `misguard bench claims --reader DIR --save-model FILE` wrote")
+            raise ConfigError("this decision was fitted without a pair reader: drop --reader, or pass a decision "
+                              "fitted with it (`misguard claims fit-decision --reader SPEC`)")
         self.reader = reader
-        if judge_band is not None and not 0.0 <= judge_band[0] < judge_band[1] <= 1.0:
-            raise ConfigError(f"judge band {judge_band} is not 0 <= low < high <= 1")
-        self.judge_band = judge_band
-        self.route_topics = route_topics
         self.k = k
         self.k_lexical = k_lexical
         self.k_output = k_output
@@ -186,9 +172,7 @@ class ClaimGuard:
             "embedder": self.embedder.describe(),
             "decision": self.decision.describe(),
             "judge": self.judge.describe() if self.judge else None,
-            "judge_band": list(self.judge_band) if self.judge_band else None,
             "reader": self.reader.describe() if self.reader is not None else None,
-            "route_topics": self.route_topics,
             "language_shift": self.shift is not None,
             "k": self.k,
             "k_lexical": self.k_lexical,
@@ -319,7 +303,10 @@ class ClaimGuard:
             if found:
                 injections = [(offsets[f.start], offsets[max(f.start, f.end - 1)] + 1) for f in found]
                 clean, offsets = kept, [offsets[i] for i in where]
-        _, _, instructions = strip_instructions(clean)
+        _, body_start, instructions = strip_instructions(clean)
+        clean, offsets, stem = strip_stem(clean, offsets, body_start)
+        clean = break_inline_options(clean, body_start, after_question=stem is not None)
+        instructions += [stem] if stem else []
         segments = segment(clean, max_segments=self.max_segments, sentence_words=self.sentence_words) if clean.strip() else []
         return _Prepared(original, clean, offsets, segments, truncated, instructions, social, unmasked, injections)
 
@@ -365,17 +352,34 @@ class ClaimGuard:
             # The language shift moves each text's vectors before retrieval; the topic agent
             # keeps the raw ones (its centroids are raw e5 vectors).
             shifted = [self.shift.apply(v, lang) if self.shift is not None else v for v, lang in zip(raw, languages)]
-            routes = [t for t, v in zip(topics, shifted) for _ in range(len(v))] if self.route_topics else None
-            _, slots = self.store.search(np.concatenate(shifted), self.k, topics=routes, flaggable_only=True)
+            queries = np.concatenate(shifted)
+            _, slots = self.store.search(queries, self.k, flaggable_only=True)
+            # Claims rated other than false never flag a text, but a text that repeats one
+            # should be shown that claim (`_nearest_other`): when the store holds any, every
+            # claim is searched too.
+            others = not bool(self.store.flaggable.all())
+            every = self.store.search(queries, self.k)[1] if others else None
             out, row = [], 0
             for p, seg_vecs, lang, tops in zip(prepared, shifted, languages, topics):
                 n = len(seg_vecs)
                 # BM25 matches words, so it does not run on a text known to be in a language
                 # no claim is written in (a French text's words retrieved unrelated English
                 # claims); "und" (too short to tell) does run.
-                lexical = (self.store.lexical_search(p.segments[0].text, self.k_lexical, flaggable_only=True)
-                           if self.k_lexical and (lang == "und" or lang in self.store.languages()) else [])
-                out.append(self._analyse(p, seg_vecs, lang, tops, slots[row : row + n], lexical))
+                words = bool(self.k_lexical) and (lang == "und" or lang in self.store.languages())
+                lexical = lexical_every = []
+                if words and every is None:
+                    lexical = self.store.lexical_search(p.segments[0].text, self.k_lexical, flaggable_only=True)
+                elif words:
+                    # One BM25 query for both lists (it is most of a check's cost after the
+                    # embedding): the false-rated among the top 3k, as `flaggable_only` picks
+                    # them, and the top k of every rating.
+                    wide = self.store.lexical_search(p.segments[0].text, 3 * self.k_lexical)
+                    lexical = [hit for hit in wide if self.store.flaggable[hit[0]]][: self.k_lexical]
+                    lexical_every = wide[: self.k_lexical]
+                analysis = self._analyse(p, seg_vecs, lang, tops, slots[row : row + n], lexical)
+                if every is not None:
+                    self._nearest_other(analysis, seg_vecs, every[row : row + n], lexical_every)
+                out.append(analysis)
                 row += n
         if self.reader is not None:
             # One batched pass of the reader over every matched pair (select left it out);
@@ -404,8 +408,6 @@ class ClaimGuard:
         stages += ["segment", "embed", "topic"]
         if self.shift is not None:
             stages.append(f"shift:{language}")
-        if self.route_topics:
-            stages.append("route")
         stages.append("retrieve")
         if lexical:
             stages.append("lexical")
@@ -435,6 +437,32 @@ class ClaimGuard:
         analysis.body_language = language if body == p.clean else guess_language(body)
         self.select(analysis, 0, read=False)
         return analysis
+
+    def _nearest_other(self, analysis: Analysis, seg_vecs: np.ndarray, slots: np.ndarray,
+                       lexical: list[tuple[int, float]]) -> None:
+        """Rank the false-rated candidates together with the other claims retrieved (rated
+        true, mixed, unproven, ...) the way the guard ranks; the verdict lists that order,
+        and when its first claim is not rated false the text matches it best: it is the
+        text's nearest claim, and the text is not flagged. The decision's features stay
+        those of the false-rated candidates, as it was fitted."""
+        flaggable = self.store.flaggable
+        others = {int(s) for s in slots.ravel() if s >= 0 and not flaggable[s]} | {s for s, _ in lexical if not flaggable[s]}
+        if not others:
+            return
+        union = sorted(set(analysis.slots) | others)
+        sims = seg_vecs @ self.store.vectors[union].T
+        pairs = self._pair_features(analysis.prepared, sims, union, lexical)
+        scores = rank_scores(pairs, self.ranking, self.ranker)
+        order = np.argsort(-scores, kind="stable")
+        analysis.store = self.store
+        analysis.ranked = [(union[j], float(scores[j])) for j in order[: self.k_output]]
+        best = int(order[0])
+        if flaggable[union[best]]:
+            return
+        claim = analysis.claims_of([union[best]])[0]
+        column = sims[:, best]
+        analysis.nearest = Nearest(claim, analysis.prepared.segments[int(column.argmax())], float(column.max()))
+        analysis.stages.append(f"nearest:{claim.verdict.value}")
 
     def select(self, analysis: Analysis, j: int, *, read: bool = True) -> None:
         """Make candidate `j` (in ranked order) the analysis' match: its claim, evidence
@@ -507,142 +535,36 @@ class ClaimGuard:
         return [self._cues[slot] for slot in slots]
 
     def _decide(self, p: _Prepared, a: Analysis) -> Verdict:
+        nearest = [_evidence(p, a.nearest.segment, a.nearest.claim, a.nearest.cosine)] if a.nearest else []
         if a.context is None or a.claim is None or a.segment is None:
-            return Verdict(flagged=False, score=0.0, language=a.language, topics=a.topics,
-                           stages=a.stages, decided_by=self.decision.name)
+            return Verdict(flagged=False, score=0.0, language=a.language, topics=a.topics, stages=a.stages,
+                           decided_by=NEAREST_NOT_FALSE if nearest else self.decision.name, evidence=nearest,
+                           candidates=self._candidates(a))
         stages = a.stages
         score = self.decision.score(features(a.context))
         flagged = score >= self.decision.threshold
         stages.append(f"decide:{self.decision.name}")
         decided_by = self.decision.name
-        unsure = self.judge_band is None or self.judge_band[0] <= score < self.judge_band[1]
-        if self.judge is not None and unsure:
+        if nearest:
+            flagged, decided_by = False, NEAREST_NOT_FALSE
+        elif self.judge is not None:
             flagged = self.judge.judge(a.context.text, [a.claim.text])
             stages.append(self.judge.name)
             decided_by = self.judge.name
-        seg = a.segment
-        start, end = p.offsets[seg.start], p.offsets[max(seg.start, seg.end - 1)] + 1
-        evidence = Evidence(text=p.original[start:end], start=start, end=end, claim=a.claim, score=a.context.s1)
+        # evidence[0]: the claim the text matches best (a false-rated one unless `nearest`)
+        evidence = [*nearest, _evidence(p, a.segment, a.claim, a.context.s1)]
         return Verdict(
             flagged=bool(flagged), score=float(score), label=a.claim.verdict if flagged else None,
-            evidence=[evidence], language=a.language, topics=a.topics, stages=stages, decided_by=decided_by,
-            candidates=[Candidate(claim_id=a.claim_at(j).id, score=round(sc, 6)) for j, (_, sc) in enumerate(a.ranked)],
+            evidence=evidence, language=a.language, topics=a.topics, stages=stages, decided_by=decided_by,
+            candidates=self._candidates(a),
         )
 
-
-@dataclass
-class Analysis:
-    """One text's path up to the decision: segments, topics, the best candidate and its features."""
-
-    prepared: _Prepared
-    language: str
-    topics: list[str]
-    stages: list[str]
-    claim: Claim | None = None
-    segment: Segment | None = None
-    context: MatchContext | None = None
-    #: top candidates (slot, ranking score), best first, as many as the guard outputs
-    ranked: list[tuple[int, float]] = field(default_factory=list)
-    #: every candidate in ranked order: slots, pair features, segment cosines
-    slots: list[int] = field(default_factory=list)
-    pairs: np.ndarray | None = None
-    sims: np.ndarray | None = None
-    seg_vecs: np.ndarray | None = None
-    store: ClaimStore | None = None
-    body_language: str = "und"
-    _claims: dict[int, Claim] = field(default_factory=dict)
-
-    def claim_at(self, j: int) -> Claim:
-        """The claim of candidate `j` (records are read from the store when first asked for)."""
-        slot = self.slots[j]
-        if slot not in self._claims:
-            assert self.store is not None
-            self._claims.update(self.store.get_slots(self.slots[j : j + 8]))
-        return self._claims[slot]
-
-    @property
-    def candidates(self) -> list[Claim]:
-        """Every candidate claim in ranked order (reads all their records)."""
-        missing = [s for s in self.slots if s not in self._claims]
-        if missing and self.store is not None:
-            self._claims.update(self.store.get_slots(missing))
-        return [self._claims[s] for s in self.slots]
-
-    def candidate_ids(self, top: int | None = None) -> list[str]:
-        return [self.claim_at(j).id for j in range(len(self.slots[:top]))]
+    def _candidates(self, a: Analysis) -> list[Candidate]:
+        claims = a.claims_of([slot for slot, _ in a.ranked])
+        return [Candidate(claim_id=c.id, score=round(sc, 6)) for c, (_, sc) in zip(claims, a.ranked)]
 
 
-def _notice(verdict: Verdict) -> str:
-    claim = verdict.evidence[0].claim if verdict.evidence else None
-    if claim is None:
-        return "This text may contain misinformation."
-    source = f" ({claim.publisher})" if claim.publisher else ""
-    return f"This text repeats a claim rated {claim.verdict_original or claim.verdict.value}{source}: {claim.text}"
-
-
-def verdict_row(row_id: str, verdict: Verdict) -> dict[str, object]:
-    """The JSONL row `misguard check --input` writes for one input."""
-    ev = verdict.evidence[0] if verdict.evidence else None
-    claim: Claim | None = ev.claim if ev and verdict.flagged else None
-    return {
-        "id": row_id,
-        "flagged": verdict.flagged,
-        "score": round(float(verdict.score), 6),
-        "matched_claim_id": claim.id if claim else None,
-        "matched_claim_text": claim.text if claim else None,
-        "matched_claim_verdict": claim.verdict.value if claim else None,
-        "matched_claim_verdict_original": claim.verdict_original if claim else None,
-        "matched_claim_url": claim.url if claim else None,
-        "evidence": {"text": ev.text, "start": ev.start, "end": ev.end, "similarity": ev.score} if ev else None,
-        "nearest_claim_id": ev.claim.id if ev and ev.claim else None,
-        "candidates": [{"claim_id": c.claim_id, "score": c.score} for c in verdict.candidates],
-        "language": verdict.language,
-        "topics": verdict.topics,
-        "stages": verdict.stages,
-        "decided_by": verdict.decided_by,
-        "latency_s": round(verdict.latency_s, 6),
-    }
-
-
-@dataclass
-class Notification:
-    chunk_id: str
-    claim_id: str | None
-    message: str
-
-
-@dataclass
-class DocumentReport:
-    doc_id: str
-    chunks: list[Chunk]
-    verdicts: dict[str, Verdict]
-    notifications: list[Notification]
-    discrepancies: list[str] = field(default_factory=list)
-
-    @property
-    def flagged(self) -> bool:
-        return bool(self.notifications)
-
-
-class JudgeAgent:
-    """Checks the manager's work: every chunk examined, notifications == detections."""
-
-    def audit(self, report: DocumentReport) -> list[str]:
-        problems = []
-        for chunk in report.chunks:
-            if chunk.id not in report.verdicts:
-                problems.append(f"chunk {chunk.id} was never examined by the detection agent")
-        notified = {n.chunk_id for n in report.notifications}
-        for chunk_id, verdict in report.verdicts.items():
-            if verdict.flagged and chunk_id not in notified:
-                problems.append(f"chunk {chunk_id} was flagged but the user was not notified")
-            if not verdict.flagged and chunk_id in notified:
-                problems.append(f"chunk {chunk_id} was not flagged but a notification was sent")
-            if verdict.flagged:
-                claim = verdict.evidence[0].claim if verdict.evidence else None
-                if claim is None or claim.verdict not in (VerdictLabel.FALSE, VerdictLabel.MOSTLY_FALSE):
-                    problems.append(f"chunk {chunk_id} was flagged without a false-rated matching claim")
-        for n in report.notifications:
-            if n.chunk_id not in report.verdicts:
-                problems.append(f"notification for unknown chunk {n.chunk_id}")
-        return problems
+def _evidence(p: _Prepared, seg: Segment, claim: Claim, score: float) -> Evidence:
+    """A segment of the text as evidence for `claim`, with offsets into the original text."""
+    start, end = p.offsets[seg.start], p.offsets[max(seg.start, seg.end - 1)] + 1
+    return Evidence(text=p.original[start:end], start=start, end=end, claim=claim, score=score)

@@ -2,7 +2,10 @@
 adapters for LIAR (TSV) and the Snopes scrape (JSONL).
 
 Every reader parses the whole file before returning, raising `DataError` with the file and
-line (or item number) of the first bad row, so an ingest is all or nothing.
+line (or item number) of the first bad row, so an ingest is all or nothing. What a reader
+does not use is reported, never dropped in silence (`read_claim_file`): fields of JSONL and
+CSV rows it does not read, and ratings it does not know (stored as `other`, which never
+flags a text); `strict=True` refuses such a file instead.
 """
 
 from __future__ import annotations
@@ -12,7 +15,9 @@ import hashlib
 import io
 import json
 import re
+from collections import Counter
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +26,7 @@ from pydantic import ValidationError
 from ..errors import DataError
 from ..types import Claim, VerdictLabel
 from ._text import clean_text
-from ._verdicts import normalize_verdict
+from ._verdicts import known_verdict
 
 FORMATS = ("jsonl", "csv", "claimreview", "liar", "snopes")
 _MAX_FILE_BYTES = 2 * 1024**3
@@ -55,8 +60,52 @@ def detect_format(path: Path) -> str:
     )
 
 
+#: The fields a JSONL or CSV row may carry (`_ALIASES` names the other spellings read).
+FIELDS = ("id", "text", "verdict", "verdict_original", "language", "topic", "url", "publisher", "date")
+
+
+@dataclass
+class ClaimFile:
+    """The claims of one file, and what of it was not used as given."""
+
+    path: Path
+    format: str
+    claims: list[Claim]
+    #: JSONL/CSV fields that are not read -> the number of rows that carry one
+    unknown_fields: Counter[str] = field(default_factory=Counter)
+    #: ratings no rule knows (stored as `other`) -> the number of rows with each
+    unknown_verdicts: Counter[str] = field(default_factory=Counter)
+
+    def warnings(self) -> list[str]:
+        """One line per thing not used as given (empty when everything was)."""
+        out = []
+        if self.unknown_fields:
+            listed = ", ".join(f"{name!r} ({n} rows)" for name, n in self.unknown_fields.most_common())
+            out.append(f"{self.path}: fields not read, dropped: {listed}; the fields read: {', '.join(FIELDS)} "
+                       f"(see `misguard claims add --help`)")
+        if self.unknown_verdicts:
+            listed = ", ".join(f"{name!r} ({n} rows)" for name, n in self.unknown_verdicts.most_common())
+            out.append(f"{self.path}: ratings not known, stored as 'other' (never flagged): {listed}; use a rating "
+                       f"such as false, mostly false, mixed, mostly true, true or unproven")
+        return out
+
+
+def sample_claims_path() -> Path:
+    """The 32 sample claims that ship with misguard (myths rated false, and some true
+    facts): `misguard claims add --db DIR --sample`."""
+    from importlib import resources
+
+    return Path(str(resources.files("misguard.claims").joinpath("data", "sample_claims.jsonl")))
+
+
 def read_claims(path: str | Path, fmt: str | None = None) -> list[Claim]:
     """Read every claim of a file (all or nothing)."""
+    return read_claim_file(path, fmt).claims
+
+
+def read_claim_file(path: str | Path, fmt: str | None = None, *, strict: bool = False) -> ClaimFile:
+    """Read every claim of a file (all or nothing), with what was not used as given (fields
+    not read, ratings not known). `strict`: such a file is a `DataError` instead."""
     path = Path(path)
     if not path.is_file():
         raise DataError("no such file", source=str(path))
@@ -78,10 +127,14 @@ def read_claims(path: str | Path, fmt: str | None = None) -> list[Claim]:
     if "\x00" in text:
         line = text[: text.index("\x00")].count("\n") + 1
         raise DataError("NUL byte: this looks like a binary file", source=str(path), line=line)
-    return readers[fmt](text, str(path))
+    result = ClaimFile(path, fmt, [])
+    result.claims = readers[fmt](text, str(path), result)
+    if strict and (result.unknown_fields or result.unknown_verdicts):
+        raise DataError("refused (--strict): " + " ".join(w.split(": ", 1)[1] for w in result.warnings()), source=str(path))
+    return result
 
 
-def _make_claim(data: dict[str, Any], source: str, line: int | None) -> Claim:
+def _make_claim(data: dict[str, Any], source: str, line: int | None, notes: ClaimFile) -> Claim:
     text = data.get("text")
     if not isinstance(text, str) or not clean_text(text).strip():
         raise DataError("row has no claim text ('text')", source=source, line=line)
@@ -92,7 +145,10 @@ def _make_claim(data: dict[str, Any], source: str, line: int | None) -> Claim:
     if original is None:
         original = str(verdict)
     try:
-        label = VerdictLabel(verdict) if verdict in VerdictLabel._value2member_map_ else normalize_verdict(str(verdict))
+        label = VerdictLabel(verdict) if verdict in VerdictLabel._value2member_map_ else known_verdict(str(verdict))
+        if label is None:
+            notes.unknown_verdicts[str(verdict).strip()] += 1
+            label = VerdictLabel.OTHER
         claim_id = data.get("id") or stable_id(clean_text(text).strip())
         return Claim(
             id=str(claim_id),
@@ -122,13 +178,19 @@ _ALIASES = {
 }
 
 
-def _normalise_row(row: dict[str, Any]) -> dict[str, Any]:
+_READ = frozenset(FIELDS) | {name for names in _ALIASES.values() for name in names}
+
+
+def _normalise_row(row: dict[str, Any], notes: ClaimFile) -> dict[str, Any]:
+    for name, value in row.items():
+        if name not in _READ and value not in (None, ""):
+            notes.unknown_fields[str(name)] += 1
     out = dict(row)
-    for field, names in _ALIASES.items():
-        if out.get(field) in (None, ""):
+    for wanted, names in _ALIASES.items():
+        if out.get(wanted) in (None, ""):
             for name in names:
                 if row.get(name) not in (None, ""):
-                    out[field] = row[name]
+                    out[wanted] = row[name]
                     break
     return out
 
@@ -147,11 +209,11 @@ def _json_rows(text: str, source: str) -> Iterable[tuple[int, dict[str, Any]]]:
         yield number, row
 
 
-def _read_jsonl(text: str, source: str) -> list[Claim]:
-    return [_make_claim(_normalise_row(row), source, number) for number, row in _json_rows(text, source)]
+def _read_jsonl(text: str, source: str, notes: ClaimFile) -> list[Claim]:
+    return [_make_claim(_normalise_row(row, notes), source, number, notes) for number, row in _json_rows(text, source)]
 
 
-def _read_csv(text: str, source: str) -> list[Claim]:
+def _read_csv(text: str, source: str, notes: ClaimFile) -> list[Claim]:
     reader = csv.DictReader(io.StringIO(text, newline=""))
     if not reader.fieldnames or not {"text", "claim", "claimReviewed", "statement"} & set(reader.fieldnames):
         raise DataError("CSV needs a header with a 'text' column", source=source, line=1)
@@ -160,13 +222,13 @@ def _read_csv(text: str, source: str) -> list[Claim]:
         for row in reader:
             if None in row:
                 raise DataError("more fields than the header has", source=source, line=reader.line_num)
-            claims.append(_make_claim(_normalise_row(row), source, reader.line_num))
+            claims.append(_make_claim(_normalise_row(row, notes), source, reader.line_num, notes))
     except csv.Error as exc:
         raise DataError(f"bad CSV: {exc}", source=source, line=reader.line_num) from None
     return claims
 
 
-def _read_liar(text: str, source: str) -> list[Claim]:
+def _read_liar(text: str, source: str, notes: ClaimFile) -> list[Claim]:
     """LIAR TSV: 14 columns, no header; quotes are literal (csv.QUOTE_NONE)."""
     claims = []
     reader = csv.reader(io.StringIO(text, newline=""), delimiter="\t", quoting=csv.QUOTE_NONE)
@@ -183,7 +245,7 @@ def _read_liar(text: str, source: str) -> list[Claim]:
                 {
                     "id": f"liar:{statement_id}",
                     "text": row[2],
-                    "verdict": normalize_verdict(row[1]).value if row[1].strip() else "",
+                    "verdict": row[1].strip(),
                     "verdict_original": row[1],
                     "language": "en",
                     "publisher": "PolitiFact",
@@ -191,6 +253,7 @@ def _read_liar(text: str, source: str) -> list[Claim]:
                 },
                 source,
                 number,
+                notes,
             )
         )
     return claims
@@ -201,7 +264,7 @@ def _snopes_id(url: str) -> str:
     return "snopes:" + (slug or stable_id(url))
 
 
-def _read_snopes(text: str, source: str) -> list[Claim]:
+def _read_snopes(text: str, source: str, notes: ClaimFile) -> list[Claim]:
     """The Snopes scrape: `statement` is the claim (the headline `title` when empty)."""
     claims = []
     for number, row in _json_rows(text, source):
@@ -213,7 +276,7 @@ def _read_snopes(text: str, source: str) -> list[Claim]:
                 {
                     "id": _snopes_id(str(row["url"])),
                     "text": claim_text,
-                    "verdict": normalize_verdict(row.get("rating")).value if row.get("rating") else "",
+                    "verdict": row.get("rating") or "",
                     "verdict_original": row.get("rating"),
                     "language": "en",
                     "publisher": "Snopes",
@@ -222,6 +285,7 @@ def _read_snopes(text: str, source: str) -> list[Claim]:
                 },
                 source,
                 number,
+                notes,
             )
         )
     return claims
@@ -230,7 +294,7 @@ def _read_snopes(text: str, source: str) -> list[Claim]:
 # -- schema.org ClaimReview ------------------------------------------------------------
 
 
-def _read_claimreview(text: str, source: str) -> list[Claim]:
+def _read_claimreview(text: str, source: str, notes: ClaimFile) -> list[Claim]:
     try:
         doc = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -238,7 +302,7 @@ def _read_claimreview(text: str, source: str) -> list[Claim]:
     items = _claimreview_items(doc)
     if not items:
         raise DataError("no ClaimReview objects found (need \"@type\": \"ClaimReview\")", source=source)
-    return [_from_claimreview(item, source, number) for number, item in enumerate(items, start=1)]
+    return [_from_claimreview(item, source, number, notes) for number, item in enumerate(items, start=1)]
 
 
 def _claimreview_items(doc: Any) -> list[Any]:
@@ -254,7 +318,7 @@ def _claimreview_items(doc: Any) -> list[Any]:
     return []
 
 
-def _from_claimreview(item: dict[str, Any], source: str, number: int) -> Claim:
+def _from_claimreview(item: dict[str, Any], source: str, number: int, notes: ClaimFile) -> Claim:
     where = f"{source} (ClaimReview #{number})"
     rating = item.get("reviewRating")
     if not isinstance(rating, dict):
@@ -278,7 +342,7 @@ def _from_claimreview(item: dict[str, Any], source: str, number: int) -> Claim:
         "date": item.get("datePublished"),
         "topic": item.get("about") if isinstance(item.get("about"), str) else None,
     }
-    return _make_claim(row, where, None)
+    return _make_claim(row, where, None, notes)
 
 
 def _verdict_from_scale(rating: dict[str, Any], where: str) -> str:

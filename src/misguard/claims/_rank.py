@@ -9,8 +9,8 @@ the text's BM25 top-k):
 - "rrf": reciprocal-rank fusion of that dense ranking and the BM25 ranking (k = 60, the
   constant of Cormack et al. 2009, not tuned here);
 - "learned": a logistic regression over `RANK_FEATURES`, trained on pairs (right claim vs.
-  the other candidates of the same text) by `misguard bench claims` and shipped in the
-  decision file.
+  the other candidates of the same text) by `fit_ranker_on_tweets` (`misguard claims
+  fit-decision`) and shipped in the decision file.
 
 Ranking may use what depends on the store (hubness, ranks, BM25): it only orders the
 candidates. The flag decision reads pair features of the chosen candidate only, so a
@@ -82,7 +82,7 @@ class LinearRanker:
     @classmethod
     def from_dict(cls, data: dict) -> LinearRanker:
         if list(data.get("features", [])) != list(RANK_FEATURES):
-            raise ConfigError("the decision's ranker was fitted on other pair features; refit it with misguard bench claims")
+            raise ConfigError("the decision's ranker was fitted on other pair features; refit it with misguard claims fit-decision")
         return cls(mean=list(map(float, data["mean"])), scale=list(map(float, data["scale"])),
                    coef=list(map(float, data["coef"])), intercept=float(data["intercept"]),
                    trained_on=str(data.get("trained_on", "")))
@@ -102,7 +102,7 @@ def rank_scores(pairs: np.ndarray, ranking: str, ranker: LinearRanker | None) ->
         return 1.0 / (RRF_K + dense_rank) + lex_part
     if ranking == "learned":
         if ranker is None:
-            raise ConfigError("ranking 'learned' needs a decision with a fitted ranker (misguard bench claims --save-model)")
+            raise ConfigError("ranking 'learned' needs a decision with a fitted ranker (misguard claims fit-decision)")
         return ranker.scores(pairs)
     raise ConfigError(f"unknown ranking {ranking!r}; use one of {', '.join(RANKINGS)}")
 

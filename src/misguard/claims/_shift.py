@@ -75,7 +75,7 @@ class LanguageShift:
         if centroid.shape[0] != vectors.shape[-1]:
             raise ConfigError(
                 f"The language shift was fitted for {centroid.shape[0]}-dim vectors, the embedder gives "
-                f"{vectors.shape[-1]}; refit the decision with misguard bench claims"
+                f"{vectors.shape[-1]}; refit the decision with misguard claims fit-decision"
             )
         moved = vectors - centroid + self.target
         norms = np.linalg.norm(moved, axis=-1, keepdims=True)

@@ -112,11 +112,18 @@ def normalize_verdict(label: str | None) -> VerdictLabel:
 
     Exact names first, then a conservative word match ("Mostly False." -> mostly-false).
     """
+    known = known_verdict(label)
+    return VerdictLabel.OTHER if known is None else known
+
+
+def known_verdict(label: str | None) -> VerdictLabel | None:
+    """`normalize_verdict` for a rating it knows; None for one it does not (which
+    `normalize_verdict` maps to OTHER: such a claim can never flag a text)."""
     if label is None:
-        return VerdictLabel.OTHER
+        return None
     key = _key(label)
     if not key:
-        return VerdictLabel.OTHER
+        return None
     if key in _MAP:
         return _MAP[key]
     if key.startswith(("mostly false", "mostly untrue")):
@@ -131,7 +138,7 @@ def normalize_verdict(label: str | None) -> VerdictLabel:
         return VerdictLabel.TRUE
     if key.startswith(("unproven", "unfounded", "unverified", "no evidence")):
         return VerdictLabel.UNPROVEN
-    return VerdictLabel.OTHER
+    return None
 
 
 #: Verdicts that make a matched claim misinformation to flag.

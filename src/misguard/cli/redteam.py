@@ -39,7 +39,7 @@ def bench_redteam(
     target: Annotated[str, typer.Option(help="What to attack: 'claims' (the claim guard on the multilingual dev set), 'misinfotask' (MisInfoTask messages through a defense, `defense-probe` style), 'judge' (the claim guard's LLM judge under prompt injection: flips) or 'rectifier' (ARGUS's LLM rectifier under a note to the channel monitor: flips).")] = "claims",
     transform: Annotated[Optional[list[str]], typer.Option("--transform", "-t", help="A transformation spec, e.g. homoglyph:rate=0.6+leet (repeatable; default: the target's suite).")] = None,
     output: Annotated[Path, typer.Option(help="Directory for the run log, summary and report (rerun to resume).")] = Path("runs/bench-redteam"),
-    data: Annotated[Optional[Path], typer.Option(help="Shared data directory (default settings.data_dir or ../shared/data).")] = None,
+    data: Annotated[Optional[Path], typer.Option(help="The directory holding claims/devset-multilingual (layout in docs/claims.md; default: settings.data_dir).")] = None,
     split: Annotated[str, typer.Option(help="claims: half of the dev-set claims to run on: 'test' (reported), 'dev' (where constants are chosen) or 'all'.")] = "test",
     distractors: Annotated[int, typer.Option(help="claims: LIAR + Snopes false claims in the store beside the 40 dev-set claims.")] = 2000,
     store_dir: Annotated[Optional[Path], typer.Option(help="claims: claim store to build or reuse (default OUTPUT/store).")] = None,

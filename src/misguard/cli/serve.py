@@ -35,7 +35,7 @@ def serve(
     allow_private_urls: Annotated[bool, typer.Option("--allow-private-urls", help="Also fetch loopback/private addresses (never on a public host).")] = False,
     decision: Annotated[Optional[Path], typer.Option(help="A fitted decision model (JSON) instead of the shipped one.")] = None,
     threshold: Annotated[Optional[float], typer.Option(help="Use a plain cosine threshold instead (baseline).")] = None,
-    reader: Annotated[Optional[str], typer.Option(help="A pair reader for social-media text: st/minilm (the shipped decision fitted with it unless --decision; needs the st extra) or a trained reader's directory (with its --decision).")] = None,
+    reader: Annotated[Optional[str], typer.Option(help="A pair reader for social-media text, an embedder spec: st/minilm (the shipped decision fitted with it unless --decision; needs the st extra), or the reader a --decision was fitted with.")] = None,
     judge: Annotated[bool, typer.Option("--judge", help="Let the LLM judge (--llm, paper prompt 2) make the final call; one LLM call per text.")] = False,
     max_batch: Annotated[int, typer.Option(help="Texts per request (and per embedding batch).")] = 64,
     log_level: Annotated[str, typer.Option(help="debug, info, warning or error.")] = "info",

@@ -1,28 +1,14 @@
 """The claim benchmark end to end on the shared dev set, with a fast embedder."""
 
-import dataclasses
 import io
-import json
 
 import pytest
 
-from misguard.bench.claims import load_devset, load_distractors, render_tables, run_claims_bench
+from misguard.bench.claims import render_tables, run_claims_bench
 from misguard.config import load_settings
-from misguard.errors import ConfigError
 from misguard.runlog import read_runlog
 
 pytestmark = pytest.mark.shared_data
-
-
-def test_devset_and_distractors_load(shared_data):
-    dev = load_devset(shared_data)
-    assert len(dev.claims) == 40 and len(dev.queries) == 480
-    assert sum(q.label == "false" for q in dev.queries) == 320
-    # Every true query is grouped with its near false claim (so CV folds keep them together).
-    assert all(q.group.startswith("DF") for q in dev.queries)
-    distractors = load_distractors(shared_data, -1)
-    assert len(distractors) > 10_000 and all(c.verdict.value in ("false", "mostly-false") for c in distractors)
-    assert len({c.id for c in distractors}) >= len(distractors) - 5
 
 
 def test_bench_runs_and_resumes(shared_data, tmp_path):
@@ -32,8 +18,8 @@ def test_bench_runs_and_resumes(shared_data, tmp_path):
     console = Console(file=io.StringIO(), width=120)
     out = tmp_path / "run"
     summary = run_claims_bench(settings, out, data_dir=shared_data, distractors=300, store_dir=None, judge=True,
-                               judge_limit=8, speed=False, save_model=tmp_path / "m.json", resume=True, console=console,
-                               paper=10, checkthat_limit=40, judge_band=(0.0, 1.0))
+                               judge_limit=8, speed=False, resume=True, console=console,
+                               paper=10, checkthat_limit=40)
     cells = summary["accuracy"]["offline decision across sources (CV by claim)"]
     assert set(cells) >= {"direct (en)", "mcq (en)", "summarize (en)", "translate zh", "all"}
     assert cells["all"]["n_false"] == 320 and cells["all"]["n_true"] == 160
@@ -41,14 +27,10 @@ def test_bench_runs_and_resumes(shared_data, tmp_path):
     assert summary["store"]["claims"] == 340
     # The mock LLM answers "{}": every judge answer is unparseable and counted, never read as "No".
     assert summary["judge"]["llm-judge-2"]["all"]["errors"] == 8
-    # The band judge (every score in [0, 1)): at most 8 texts per source, failures keep the offline flag.
-    band = summary["band_judge"]
-    assert {"devset: false", "paper: true", "checkthat train: true", "checkthat test: false"} <= set(band)
-    assert all(r["judged"] == r["errors"] and r["judged_offline_ok"] == r["judged_judge_ok"] for r in band.values())
-    model = json.loads((tmp_path / "m.json").read_text())
-    assert model["embedder"] == "hashing/256"
-    # The language shift is fitted with the decision and shipped in the same file.
-    assert set(model["language_shift"]["centroids"]) >= {"en", "fr", "es", "ar", "hi", "zh"}
+    # The final decision's coefficients are logged (the library fits it: tests/claims/test_fit.py).
+    header, events = read_runlog(out / "runlog.jsonl")
+    model = [e.data for e in events if e.type == "model"][-1]
+    assert set(model["coef"]) >= {"s1", "social", "s1_social"} and model["c"] in (0.01, 0.1, 1.0)
     # The paper-style rows: 10 stored false and 10 held-out true claims x 3 offline attacks,
     # decided out of fold; CheckThat train tweets with and without their right claim.
     pooled = summary["pooled"]
@@ -66,14 +48,13 @@ def test_bench_runs_and_resumes(shared_data, tmp_path):
     assert {r["ranking"] for r in summary["checkthat_ranking"]} == {"dense", "lexical", "rrf", "learned"}
     assert {r["variant"] for r in summary["checkthat_social"]} >= {"none", "default", "without handles"}
     assert [r["sentence_words"] for r in summary["checkthat_views"]] == [0, 20, 30, 40, 50, 60]
-    # The ranker ships inside the decision file.
-    assert model["ranker"]["features"][:2] == ["body", "seg"]
-    header, events = read_runlog(out / "runlog.jsonl")
+    ranker = [e.data for e in events if e.type == "ranker"][-1]
+    assert list(ranker["coef"])[:2] == ["body", "seg"]
     n_events = len(events)
     # A rerun resumes the logged expensive parts (stores, normalisation variants, checked
     # tweets); the analyses behind the decision are re-derived from the embedding cache.
     run_claims_bench(settings, out, data_dir=shared_data, distractors=300, store_dir=None, judge=False,
-                     judge_limit=0, speed=False, save_model=None, resume=True, console=console, paper=10,
+                     judge_limit=0, speed=False, resume=True, console=console, paper=10,
                      checkthat_limit=40)
     _, events = read_runlog(out / "runlog.jsonl")
     assert sum(e.type == "query" for e in events) == 480 * 2
@@ -90,7 +71,7 @@ def test_checkthat_only_logs_rankings_and_checks_tweets(shared_data, tmp_path):
     settings = load_settings(embed={"model": "hashing/256"})
     console = Console(file=io.StringIO(), width=120)
     summary = run_claims_bench(settings, tmp_path / "ct", data_dir=shared_data, distractors=20, store_dir=None,
-                               judge=False, judge_limit=0, speed=False, save_model=None, resume=True,
+                               judge=False, judge_limit=0, speed=False, resume=True,
                                console=console, checkthat_limit=12, checkthat_only=True)
     assert summary["checkthat"]["test"]["n"] == 12 and "pooled" not in summary
     lexical = {r["split"]: r for r in summary["checkthat_ranking"] if r["ranking"] == "lexical"}
@@ -99,86 +80,29 @@ def test_checkthat_only_logs_rankings_and_checks_tweets(shared_data, tmp_path):
 
 
 def test_speed_texts_are_real_statements_never_handed_out_twice(shared_data):
-    from misguard.bench.claims._run import _SpeedTexts
+    from misguard.bench.claims._speed import SpeedTexts
 
-    pool = _SpeedTexts(shared_data, seed=0)
+    pool = SpeedTexts(shared_data, seed=0)
     first, second = pool.take(50), pool.take(50)
     assert len(set(first + second)) == 100 and all(len(t.split()) >= 2 for t in first)
-    assert _SpeedTexts(shared_data, seed=0).take(50) == first
+    assert SpeedTexts(shared_data, seed=0).take(50) == first
     with pytest.raises(ValueError, match="more than"):
         pool.take(len(pool.texts))
 
 
-def test_claim_copies_differ_only_in_case_quotes_and_punctuation():
-    from misguard.bench.claims._run import claim_key
-
-    assert claim_key('Olive Garden restaurants are ""funding Trump\'s re-election.""') == claim_key(
-        "olive garden restaurants are 'funding Trump's re-election.'")
-    assert claim_key("The moon is made of cheese.") != claim_key("The moon is not made of cheese.")
-
-
-def test_decision_with_a_pair_reader(shared_data, tmp_path, monkeypatch):
-    """`--reader DIR` trains the cross-fitted reader on the train tweets, fits the decision
-    with its score next to the one without (same rows), and the saved decision needs it."""
-    pytest.importorskip("torch", reason="the pair reader needs the st extra")
-    from rich.console import Console
-
-    from misguard.bench.claims import _checkthat
-    from misguard.claims import ClaimGuard, ClaimStore, PairReader, ReaderTraining, load_decision
-    from misguard.embed import get_embedder
-
-    # one epoch: this test is about the plumbing, not the reader's quality
-    monkeypatch.setattr(_checkthat, "ReaderTraining", lambda seed: ReaderTraining(epochs=1, seed=seed))
-
-    settings = load_settings(embed={"model": "hashing/256"})
-    console = Console(file=io.StringIO(), width=120)
-    out, reader_dir = tmp_path / "run", tmp_path / "reader"
-    summary = run_claims_bench(settings, out, data_dir=shared_data, distractors=20, store_dir=None, judge=False,
-                               judge_limit=0, speed=False, save_model=tmp_path / "m.json", resume=True,
-                               console=console, paper=4, checkthat_limit=10, only="decision", reader=str(reader_dir))
-    assert (reader_dir / "reader.json").is_file() and summary["checkthat"]["test"]["n"] == 10
-    # the comparison without the reader is on the same rows
-    without = {f"{r['source']}: {r['attack']}": r for r in summary["pooled_noreader"]}
-    assert without["checkthat: all"]["n_false"] == summary["pooled"]["checkthat: all"]["n_false"] == 10
-    decision = load_decision(tmp_path / "m.json")
-    assert decision.names[-1] == "reader_en"
-    store = ClaimStore.open(out / "store-checkthat", get_embedder("hashing/256"))
-    try:
-        with pytest.raises(ConfigError, match="--reader"):
-            ClaimGuard(store, decision=decision)
-        reader = PairReader.load(reader_dir)
-        guard = ClaimGuard(store, decision=decision, reader=reader)
-        verdict = guard.check("RT @someone: 5G towers spread the coronavirus https://t.co/abc")
-        assert 0.0 <= verdict.score <= 1.0 and guard.describe()["reader"]["halves"] == 2
-        # a decision fitted without the reader would never read its score
-        without_reader = dataclasses.replace(decision, names=decision.names[:-1], mean=decision.mean[:-1],
-                                             scale=decision.scale[:-1], coef=decision.coef[:-1])
-        with pytest.raises(ConfigError, match="without a pair reader"):
-            ClaimGuard(store, decision=without_reader, reader=reader)
-    finally:
-        store.close()
-
-
 def test_decision_with_an_embedding_reader(shared_data, tmp_path):
-    """`--reader st/minilm` (here any embedder spec): nothing to train; the saved decision
-    records the reader and the guard rebuilds it from the decision alone."""
+    """`--reader SPEC` (here any embedder spec): the decision reads the reader's cosine, and
+    the same decision without it is measured on the same rows."""
     from rich.console import Console
-
-    from misguard.claims import ClaimGuard, ClaimStore, EmbeddingReader, load_decision
-    from misguard.embed import get_embedder
 
     settings = load_settings(embed={"model": "hashing/256"})
     out = tmp_path / "run"
     summary = run_claims_bench(settings, out, data_dir=shared_data, distractors=20, store_dir=None, judge=False,
-                               judge_limit=0, speed=False, save_model=tmp_path / "m.json", resume=True,
-                               console=Console(file=io.StringIO(), width=120), paper=4, checkthat_limit=10,
-                               only="decision", reader="hashing/64")
-    assert "pooled_noreader" in summary
-    decision = load_decision(tmp_path / "m.json")
-    assert decision.names[-1] == "reader_en" and decision.reader == {"kind": "embedding", "embedder": "hashing/64"}
-    store = ClaimStore.open(out / "store-checkthat", get_embedder("hashing/256"))
-    try:
-        guard = ClaimGuard(store, decision=decision)
-        assert isinstance(guard.reader, EmbeddingReader) and guard.reader.embedder.spec == "hashing/64"
-    finally:
-        store.close()
+                               judge_limit=0, speed=False, resume=True, console=Console(file=io.StringIO(), width=120),
+                               paper=4, checkthat_limit=10, only="decision", reader="hashing/64")
+    without = {f"{r['source']}: {r['attack']}": r for r in summary["pooled_noreader"]}
+    assert without["checkthat: all"]["n_false"] == summary["pooled"]["checkthat: all"]["n_false"] == 10
+    _, events = read_runlog(out / "runlog.jsonl")
+    model = [e.data for e in events if e.type == "model"][-1]
+    assert list(model["coef"])[-1] == "reader_en"
+    assert [e.data for e in events if e.type == "reader"][-1]["embedder"] == "hashing/64"

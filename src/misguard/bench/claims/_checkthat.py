@@ -1,12 +1,11 @@
 """CheckThat! 2020 task 2 in `bench claims`: tweets vs 10,390 Snopes verified claims.
 
-- store: the verified claims in their own store (`OUTPUT/store-checkthat`);
 - social-media normalisation, step by step: P@1 / MRR / MAP@5 on the dev tweets with each
   step left out (and with the whole attribution tail dropped), so the default steps are
   chosen without the test split;
-- re-ranker: fitted on the train tweets' candidate lists, its C chosen on the dev tweets;
-  the dense, RRF and learned rankings are compared on train (in sample for the ranker),
-  dev (C chosen there) and test (reporting only);
+- re-ranker (fitted by `misguard.claims.fit_ranker_on_tweets` on the train tweets, C chosen
+  on the dev tweets): the dense, lexical, RRF and learned rankings compared on train (in
+  sample for the ranker), dev (C chosen there) and test (reporting only);
 - test: the final guard (ranker + cross-source decision) checks the test tweets through
   `ClaimGuard.check_many`; MAP@5, P@1 and MRR are computed from the verdicts'
   `candidates`, "flagged" from their flags.
@@ -14,83 +13,42 @@
 
 from __future__ import annotations
 
-import time
-from dataclasses import dataclass
-from pathlib import Path
-
-import numpy as np
 from rich.console import Console
 
 from ...claims import (
     RANKINGS,
     SOCIAL_STEPS,
-    Analysis,
     ClaimGuard,
     ClaimStore,
-    LinearRanker,
+    RankerFit,
+    ThresholdDecision,
+    TweetQuery,
+    analyse_tweets,
     average_precision_at,
-    fit_ranker,
     reciprocal_rank,
+    retrieval_metrics,
 )
-from ...claims._rank import rank_scores
-from ...claims._reader import Reader, ReaderExample, ReaderTraining, is_ready, load_reader, require_english, train_reader
+from ...claims._fit import TOP, ranked_ids
+from ...claims._shift import LanguageShift
 from ...claims._social import DEFAULT_STEPS
-from ...config import Settings
 from ...runlog import RunLog
-from ._data import CheckThat, TweetQuery, claim_key
-
-#: Regularisation strengths tried for the re-ranker (chosen on the dev tweets).
-RANKER_C = (0.01, 0.1, 1.0, 10.0)
-#: Candidates the metrics look at (MAP@5 is the task's official measure).
-TOP = 5
 
 
-def build_checkthat_store(path: Path, embedder, ct: CheckThat, log: RunLog, console: Console) -> ClaimStore:
-    store = ClaimStore.open(path, embedder, create=True)
-    started = time.perf_counter()
-    embedded = 0
-    for i in range(0, len(ct.claims), 2000):
-        embedded += store.add(ct.claims[i : i + 2000], source="checkthat2020").embedded
-        console.print(f"CheckThat store: {len(store)} claims ({time.perf_counter() - started:.0f} s)")
-    log.write("store", key=f"checkthat-store-{len(store)}", source="checkthat2020", claims=len(store),
-              embedded=embedded, seconds=time.perf_counter() - started)
-    return store
-
-
-@dataclass
-class TweetAnalysis:
-    query: TweetQuery
-    analysis: Analysis
-
-
-def analyse_tweets(guard: ClaimGuard, queries: list[TweetQuery]) -> list[TweetAnalysis]:
-    out = []
-    for i in range(0, len(queries), 64):
-        batch = queries[i : i + 64]
-        for q, a in zip(batch, guard.analyse([q.text for q in batch])):
-            assert a is not None, f"tweet {q.qid} cleaned to nothing"
-            out.append(TweetAnalysis(q, a))
-    return out
-
-
-def ranked_ids(a: Analysis, ranking: str, ranker: LinearRanker | None) -> list[str]:
-    """Candidate ids of an analysis re-ordered under `ranking` (the guard's own pair
-    features and `rank_scores`, so every ranking sees the same candidates)."""
-    if a.pairs is None or not a.candidates:
-        return []
-    order = np.argsort(-rank_scores(a.pairs, ranking, ranker), kind="stable")
-    return [a.candidates[j].id for j in order]
-
-
-def retrieval_metrics(ranked: list[tuple[list[str], frozenset[str]]]) -> dict[str, float]:
-    n = max(1, len(ranked))
-    return {
-        "map5": sum(average_precision_at(r, g, TOP) for r, g in ranked) / n,
-        "p1": sum(bool(r) and r[0] in g for r, g in ranked) / n,
-        "mrr": sum(reciprocal_rank(r, g) for r, g in ranked) / n,
-        "recall_candidates": sum(bool(set(r) & g) for r, g in ranked) / n,
-        "n": len(ranked),
-    }
+def log_rankings(store: ClaimStore, shift: LanguageShift | None, fitted: RankerFit, test: list[TweetQuery], log: RunLog,
+                 console: Console) -> None:
+    """The re-ranker's dev MAP@5 for each C, and every ranking's metrics on train, dev and
+    test (test: reporting only; analysed here, the fit never reads it)."""
+    for c, metrics in fitted.dev_metrics.items():
+        log.write("ranker_c", key=f"c-{c}", c=c, **{f"dev_{k}": v for k, v in metrics.items()})
+    fusion = ClaimGuard(store, decision=ThresholdDecision(1.0, shift=shift), ranking="rrf")
+    splits = (("train", fitted.train), ("dev", fitted.dev), ("test", analyse_tweets(fusion, test)))
+    for split, analysed in splits:
+        for ranking in RANKINGS:
+            metrics = retrieval_metrics([(ranked_ids(t.analysis, ranking, fitted.ranker), t.query.gold) for t in analysed])
+            log.write("ranking", key=f"{split}-{ranking}", split=split, ranking=ranking, c=fitted.c, **metrics)
+    ranker = fitted.ranker
+    log.write("ranker", key="ranker", c=fitted.c, coef=dict(zip(ranker.to_dict()["features"], ranker.coef)))  # type: ignore[arg-type]
+    console.print(f"rankings on the CheckThat train, dev and test tweets logged (re-ranker C={fitted.c})")
 
 
 def social_ablation(
@@ -148,37 +106,6 @@ def views_sweep(
         console.print(f"sentence views from {words} words: learned P@1 {row['learned_p1']:.3f}")
 
 
-def ranker_groups(analysed: list[TweetAnalysis]) -> list[tuple[np.ndarray, np.ndarray]]:
-    return [
-        (t.analysis.pairs, np.array([c.id in t.query.gold for c in t.analysis.candidates]))
-        for t in analysed if t.analysis.pairs is not None
-    ]
-
-
-def choose_ranker(
-    train: list[TweetAnalysis], dev: list[TweetAnalysis], test: list[TweetAnalysis], log: RunLog, console: Console
-) -> LinearRanker:
-    """Fit the re-ranker on train for each C, keep the one with the best dev MAP@5, and log
-    every ranking's metrics on train, dev and test (test: reporting only)."""
-    groups = ranker_groups(train)
-    best: tuple[float, float, LinearRanker] | None = None
-    for c in RANKER_C:
-        ranker = fit_ranker(groups, c=c, trained_on=f"CheckThat-2020 train tweets ({len(train)}), C={c}")
-        dev_metrics = retrieval_metrics([(ranked_ids(t.analysis, "learned", ranker), t.query.gold) for t in dev])
-        log.write("ranker_c", key=f"c-{c}", c=c, **{f"dev_{k}": v for k, v in dev_metrics.items()})
-        if best is None or dev_metrics["map5"] > best[0]:
-            best = (dev_metrics["map5"], c, ranker)
-    assert best is not None
-    _, c, ranker = best
-    for split, analysed in (("train", train), ("dev", dev), ("test", test)):
-        for ranking in RANKINGS:
-            metrics = retrieval_metrics([(ranked_ids(t.analysis, ranking, ranker), t.query.gold) for t in analysed])
-            log.write("ranking", key=f"{split}-{ranking}", split=split, ranking=ranking, c=c, **metrics)
-    log.write("ranker", key="ranker", c=c, coef=dict(zip(ranker.to_dict()["features"], ranker.coef)))  # type: ignore[arg-type]
-    console.print(f"re-ranker: C={c} chosen on the CheckThat dev tweets")
-    return ranker
-
-
 def check_tweets(guard: ClaimGuard, queries: list[TweetQuery], split: str, log: RunLog, console: Console) -> None:
     """The final guard on tweets through `check_many`: one "tweet" row each."""
     done = log.done_keys("tweet")
@@ -191,47 +118,3 @@ def check_tweets(guard: ClaimGuard, queries: list[TweetQuery], split: str, log: 
                       score=verdict.score, candidates=ranked, ap5=average_precision_at(ranked, q.gold, TOP),
                       p1=bool(ranked) and ranked[0] in q.gold, rr=reciprocal_rank(ranked, q.gold))
     console.print(f"CheckThat {split}: {len(queries)} tweets checked")
-
-
-#: Hard negatives per training tweet: the guard's best-ranked candidates that are not its claim.
-READER_NEGATIVES = 8
-
-
-def reader_examples(guard: ClaimGuard, tweets: list[TweetQuery]) -> list[ReaderExample]:
-    """Training pairs for the pair reader: each tweet (as the guard reads it: normalised,
-    instructions stripped) with its right claims, and with the first `READER_NEGATIVES`
-    other candidates the guard ranked for it (copies of a right claim left out: they are
-    the right claim). Grouped by the right claim's text."""
-    store = guard.store
-    out = []
-    for t in analyse_tweets(guard, tweets):
-        a, q = t.analysis, t.query
-        gold = [c for c in map(store.get, sorted(q.gold)) if c is not None]
-        if not gold:
-            continue
-        keys = {claim_key(c.text) for c in gold}
-        group = min(keys)
-        text = a.prepared.segments[0].text
-        out += [ReaderExample(text, c.text, True, group) for c in gold]
-        negatives = [c for c in a.candidates if c.id not in q.gold and claim_key(c.text) not in keys]
-        out += [ReaderExample(text, c.text, False, group) for c in negatives[:READER_NEGATIVES]]
-    return out
-
-
-def load_or_train_reader(spec: str, settings: Settings, guard: ClaimGuard, tweets: list[TweetQuery],
-                         log: RunLog, console: Console, languages: str = "en") -> Reader:
-    """The reader `spec` names: an embedder spec (an `EmbeddingReader`, nothing to train), or
-    a directory, whose pair reader is trained there first (on `tweets` and the candidates
-    `guard` ranks for them) when it holds none."""
-    if is_ready(spec):
-        reader = load_reader(spec, settings.embed, languages)
-        console.print(f"pair reader: {reader.identity()}")
-    else:
-        require_english(languages)
-        examples = reader_examples(guard, tweets)
-        console.print(f"training the pair reader on {len(examples)} pairs from {len(tweets)} tweets (two halves)")
-        reader = train_reader(examples, Path(spec), training=ReaderTraining(seed=settings.seed),
-                              trained_on=f"CheckThat-2020 train: {len(tweets)} tweets, {len(examples)} pairs",
-                              progress=lambda msg: console.print(f"pair reader {msg}"))
-    log.write("reader", key=spec, **reader.describe())
-    return reader

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import statistics
 from collections.abc import Callable
 from pathlib import Path
 
@@ -56,7 +55,6 @@ def render_tables(log_path: Path, output: Path, console: Console) -> dict:
     header, events = read_runlog(log_path)
     queries = _latest(events, "query")
     decisions = _latest(events, "decision")
-    routing = _latest(events, "routing")
     judge = _latest(events, "judge")
     speed = _latest(events, "speed").get("speed")
     stores = [e.data for e in events if e.type == "store" and "source" not in e.data]
@@ -113,33 +111,6 @@ def render_tables(log_path: Path, output: Path, console: Console) -> dict:
 
     _checkthat_tables(events, summary, emit)
     _pooled_tables(events, summary, emit)
-
-    # Topic routing.
-    if routing:
-        table = Table(title="topic routing (offline nearest-centroid topic agent)")
-        lines = ["**topic routing** (offline topic agent; speed-up of exact search; recall = top-1 right claim, false queries)", "",
-                 "| attack / language | topic accuracy | speed-up mean | speed-up median | searched | top-1 full | top-1 routed |",
-                 "|---|---:|---:|---:|---:|---:|---:|"]
-        for col in ("cell", "topic acc", "speed-up mean", "median", "searched", "top-1 full", "top-1 routed"):
-            table.add_column(col)
-        rrows = list(routing.values())
-        summary["routing"] = {}
-        for cell, select in CELLS:
-            sub = [r for r in rrows if select(r)]
-            if not sub:
-                continue
-            ups = [r["full_s"] / r["routed_s"] for r in sub if r["routed_s"] > 0]
-            false = [r for r in sub if r["label"] == "false"]
-            cells = [
-                cell, _pct(sum(r["topic_hit"] for r in sub) / len(sub)), f"{statistics.mean(ups):.2f}x",
-                f"{statistics.median(ups):.2f}x", _pct(statistics.mean(r["searched_fraction"] for r in sub)),
-                _pct(sum(r["top1_full"] == r["claim_id"] for r in false) / len(false) if false else None),
-                _pct(sum(r["top1_routed"] == r["claim_id"] for r in false) / len(false) if false else None),
-            ]
-            summary["routing"][cell] = cells[1:]
-            table.add_row(*cells)
-            lines.append("| " + " | ".join(cells) + " |")
-        emit(table, lines)
 
     # The paper's LLM translation attacks (with --paper-translate) on the final guard.
     paper = list(_latest(events, "paper").values())
@@ -242,33 +213,6 @@ def render_tables(log_path: Path, output: Path, console: Console) -> dict:
                        f"{c['cli_ingest_claims_per_s']:.1f}"],
                       *([["misguard check of one text: process start, imports, store and model load (s)",
                           f"{c['one_text_s']:.2f}" + _runs(c, "one_text_runs")]] if "one_text_s" in c else [])]))
-
-    band = _latest(events, "band")
-    if band:
-        answers = list(_latest(events, "band_judge").values())
-        body, summary["band_judge"] = [], {}
-        for source, b in band.items():
-            for label, n_key, acc_key in (("false", "n_false", "false_acc"), ("true", "n_true", "factual_acc")):
-                if not b[n_key]:
-                    continue
-                mine = [a for a in answers if a["source"] == source and a["label"] == label]
-                want = label == "false"
-                ok = [a for a in mine if isinstance(a["judge"], bool)]
-                offline_ok = sum(a["offline"] == want for a in mine)
-                judge_ok = sum(a["judge"] == want if isinstance(a["judge"], bool) else a["offline"] == want for a in mine)
-                exact = b["judged"] == b["in_band"]
-                with_judge = b[acc_key] + (judge_ok - offline_ok) / b[n_key] if exact else None
-                row = {"source": source, "class": label, "n": b[n_key], "judged": len(mine), "errors": len(mine) - len(ok),
-                       "offline_acc": b[acc_key], "judged_offline_ok": offline_ok, "judged_judge_ok": judge_ok,
-                       "with_judge_acc": with_judge, "all_in_band_judged": exact}
-                summary["band_judge"][f"{source}: {label}"] = row
-                body.append([source, "false claims" if want else "true / not stored", str(b[n_key]), str(len(mine)),
-                             f"{100 * b[acc_key]:.1f}%", f"{offline_ok} / {judge_ok}",
-                             f"{100 * with_judge:.1f}%" if with_judge is not None else "(sampled)", str(len(mine) - len(ok))])
-        first = next(iter(band.values()))
-        emit(*_table(f"LLM judge on the uncertain band [{first['low']}, {first['high']}) of the offline score",
-                     ["source", "class", "texts", "in band, judged", "offline accuracy", "right in band: offline / judge",
-                      "accuracy with the judge", "judge errors"], body))
 
     (output / "tables.md").write_text("\n".join(md) + "\n", encoding="utf-8")
     (output / "summary.json").write_text(json.dumps(summary, indent=1, default=str), encoding="utf-8")

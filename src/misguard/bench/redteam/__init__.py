@@ -3,7 +3,12 @@
 memory poison that hides), before and after, with bootstrap intervals."""
 
 from ._claims import ARMS, SPLIT_SEED, disguise, run_claims_redteam, split_groups
-from ._flips import run_judge_flips, run_rectifier_flips, summarize_judge_flips, summarize_rectifier_flips
+from ._flips import (
+    run_judge_flips,
+    run_rectifier_flips,
+    summarize_judge_flips,
+    summarize_rectifier_flips,
+)
 from ._misinfotask import run_misinfotask_redteam
 from ._report import render_report, summarize
 from ._stats import grouped_rate

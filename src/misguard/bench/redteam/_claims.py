@@ -32,12 +32,21 @@ from typing import Any
 from rich.console import Console
 
 from ...attacks.transforms import Context, Pipeline, compose
-from ...claims import DEFAULT_UNMASK, ClaimGuard, ClaimStore, Decision, strip_instructions
+from ...claims import (
+    DEFAULT_UNMASK,
+    ClaimGuard,
+    ClaimStore,
+    Decision,
+    load_devset,
+    load_distractors,
+    strip_instructions,
+)
+from ...claims._sources import Query
 from ...config import Settings
 from ...embed import get_embedder
 from ...errors import ConfigError
 from ...runlog import RunHeader, RunLog, public_settings
-from ..claims._data import Query, load_devset, load_distractors, resolve_data_dir
+from ..claims import resolve_data_dir
 from ._report import render_report
 
 SPLIT_SEED = 0

@@ -25,13 +25,13 @@ import networkx as nx
 from rich.console import Console
 
 from ...attacks.transforms import Context, compose
-from ...claims import ClaimGuard, LLMJudge, strip_instructions
+from ...claims import ClaimGuard, LLMJudge, load_devset, strip_instructions
 from ...claims._screen import screen
 from ...config import Settings
 from ...embed import get_embedder
 from ...errors import LLMOutputError
 from ...runlog import RunHeader, RunLog, public_settings, read_runlog
-from ..claims._data import load_devset, resolve_data_dir
+from ..claims import resolve_data_dir
 from ._claims import build_store, split_groups
 from ._stats import grouped_rate
 

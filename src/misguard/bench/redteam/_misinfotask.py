@@ -44,7 +44,12 @@ def run_misinfotask_redteam(
     """Probe `defense` on the tasks' messages, undisguised and under each transformation;
     each probe keeps its own resumable log under OUTPUT/probes/, and OUTPUT/runlog.jsonl
     gathers their decisions in the red-team report's rows."""
-    from ..misinfotask import default_dataset_path, load_tasks, parse_task_selection, sample_tasks_path
+    from ..misinfotask import (
+        default_dataset_path,
+        load_tasks,
+        parse_task_selection,
+        sample_tasks_path,
+    )
     from ..misinfotask._probe import run_defense_probe
 
     console = console or Console()

@@ -1,8 +1,9 @@
 """Regenerate src/misguard/claims/data/confusables.json: the look-alike letters the claim
 guard folds (`misguard.claims._unmask`), from Unicode's confusables as packaged by
-`confusable-homoglyphs` (pip install confusable-homoglyphs==3.3.1).
+`confusable-homoglyphs` (in the `test` extra; tests/claims/test_confusables_table.py checks the shipped table
+is what this builds).
 
-    python docs/scripts/build_confusables.py > src/misguard/claims/data/confusables.json
+    python tools/build_confusables.py > src/misguard/claims/data/confusables.json
 
 Kept: letters of the Cyrillic, Greek, Armenian and Cherokee scripts and Latin letters
 outside ASCII that Unicode lists as confusable with one ASCII letter (-> "to_latin"), and
@@ -25,7 +26,8 @@ SCRIPTS = ("CYRILLIC", "GREEK", "ARMENIAN", "CHEROKEE", "LATIN")
 OVERRIDES = {"\u0406": "I", "\u0399": "I", "\u04c0": "I", "\u04cf": "l", "\u03ba": "k", "\u0456": "i"}
 
 
-def main() -> None:
+def build() -> dict[str, object]:
+    """The table, as written to confusables.json."""
     path = os.path.join(os.path.dirname(confusable_homoglyphs.__file__), "confusables.json")
     data = json.load(open(path, encoding="utf-8"))
     to_latin: dict[str, str] = {}
@@ -43,8 +45,12 @@ def main() -> None:
             if cyr:
                 to_cyrillic[ch] = cyr[0]
     to_latin.update(OVERRIDES)
-    print(json.dumps({"source": f"Unicode confusables via confusable-homoglyphs {confusable_homoglyphs.__version__}",
-                      "to_latin": to_latin, "to_cyrillic": to_cyrillic}, ensure_ascii=False, indent=0, sort_keys=True))
+    return {"source": f"Unicode confusables via confusable-homoglyphs {confusable_homoglyphs.__version__}",
+            "to_latin": to_latin, "to_cyrillic": to_cyrillic}
+
+
+def main() -> None:
+    print(json.dumps(build(), ensure_ascii=False, indent=0, sort_keys=True))
 
 
 if __name__ == "__main__":

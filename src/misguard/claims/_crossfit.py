@@ -17,39 +17,19 @@ grouped CV on that fold's training rows only (nested), so no reported figure pic
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
-from ...claims import LogisticDecision, fit_logistic
-from ...claims._detect import FEATURES_ANY_READER, FEATURES_EN_READER, FEATURES_NO_READER, FEATURES_PLAIN
-from ...claims._reader import Reader
+from ._detect import FEATURES_ANY_READER, FEATURES_EN_READER, FEATURES_NO_READER, LogisticDecision, fit_logistic
+from ._reader import Reader
+from ._training import Row
 
 SOURCES = ("devset", "paper", "checkthat")
 #: Regularisation strengths the inner CV chooses from.
 DECISION_C = (0.01, 0.1, 1.0)
 OUTER_FOLDS = 10
 INNER_FOLDS = 3
-
-
-@dataclass
-class Row:
-    source: str
-    key: str
-    group: str
-    label: bool  # True: repeats a stored false claim (should be flagged)
-    attack: str
-    lang: str
-    x: np.ndarray  # FEATURES of the chosen candidate (for dev rows: under the fold's shift)
-    matched: str | None = None
-    right: bool | None = None  # the chosen candidate is a right claim (positives only)
-    meta: dict = field(default_factory=dict)
-    fold: int = -1
-    #: per-fold features (dev rows: each fold has its own language shift); else `x`
-    x_by_fold: dict[int, np.ndarray] = field(default_factory=dict)
-
-    def features(self, fold: int) -> np.ndarray:
-        return self.x_by_fold.get(fold, self.x)
 
 
 def assign_folds(rows: list[Row], folds: int = OUTER_FOLDS) -> None:
@@ -75,21 +55,18 @@ class Fit:
         return next((w for s, lab, w in self.cell_weight if s == source and lab == label), 1.0)
 
 
-#: Session 4's decision: no social features, every (source, class) cell weighing the same.
-PLAIN_FIT = Fit(names=FEATURES_PLAIN)
-#: The decision `bench claims` fits and saves (shipped as the e5 default since session 16,
-#: docs/BENCHMARKS.md): with the social features, every cell
-#: weighing the same, on rows that include the dev and paper queries in tweet form (see
-#: `_run.TWEET_TAILS`). Weighing the CheckThat negative cell at 0.25 (chosen on the CheckThat
-#: dev tweets before the tweet-form rows existed) flagged 89.9% of the test tweets but also
-#: 86% of near-miss true facts written as tweets; with the tweet-form rows no weight in
-#: 1, 0.5, 0.25 flags 90% of the dev tweets whose right claim is at top-1 (docs/BENCHMARKS.md,
-#: session 5), so the weights stay equal.
+#: The decision `fit_decision` fits (the shipped e5 default, docs/BENCHMARKS.md): with the
+#: social features, every cell weighing the same, on rows that include the dev and paper
+#: queries in tweet form (see `_training.TWEET_TAILS`). Weighing the CheckThat negative cell
+#: at 0.25 (chosen on the CheckThat dev tweets before the tweet-form rows existed) flagged
+#: 89.9% of the test tweets but also 86% of near-miss true facts written as tweets; with the
+#: tweet-form rows no weight in 1, 0.5, 0.25 flags 90% of the dev tweets whose right claim is
+#: at top-1 (docs/BENCHMARKS.md), so the weights stay equal.
 DECISION_FIT = Fit()
 
 
 def reader_fit(reader: Reader) -> Fit:
-    """With a pair reader (`bench claims --reader SPEC`): the same, plus the reader's value
+    """With a pair reader (`fit_decision(reader=...)`): the same, plus the reader's value
     (`reader_en` for an English reader, `reader_any` for one of every language)."""
     return Fit(names=FEATURES_ANY_READER if reader.languages == "all" else FEATURES_EN_READER)
 
@@ -171,6 +148,6 @@ def leave_one_source_out(rows: list[Row], fit: Fit = Fit()) -> dict[str, tuple[n
 
 
 def fit_final(rows: list[Row], fit: Fit = Fit(), **kwargs) -> tuple[LogisticDecision, float]:
-    """The shipped decision: C by grouped CV over all rows, then fitted on all of them."""
+    """The decision to ship: C by grouped CV over all rows, then fitted on all of them."""
     c = choose_c(rows, -1, fit)
     return _fit(rows, -1, c, fit, **kwargs), c
