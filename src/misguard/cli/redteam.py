@@ -12,7 +12,7 @@ from ..errors import ConfigError
 from ._common import console, friendly_errors, settings_from
 from .bench import bench_app
 
-TARGETS = ("claims", "misinfotask", "judge", "rectifier")
+TARGETS = ("claims", "misinfotask", "judge", "rectifier", "cost")
 
 
 def register(app: typer.Typer) -> None:
@@ -36,13 +36,13 @@ def _list() -> None:
 def bench_redteam(
     ctx: typer.Context,
     list_: Annotated[bool, typer.Option("--list", help="List the registered transformations and exit.")] = False,
-    target: Annotated[str, typer.Option(help="What to attack: 'claims' (the claim guard on the multilingual dev set), 'misinfotask' (MisInfoTask messages through a defense, `defense-probe` style), 'judge' (the claim guard's LLM judge under prompt injection: flips) or 'rectifier' (ARGUS's LLM rectifier under a note to the channel monitor: flips).")] = "claims",
+    target: Annotated[str, typer.Option(help="What to attack: 'claims' (the claim guard on the multilingual dev set), 'misinfotask' (MisInfoTask messages through a defense, `defense-probe` style), 'judge' (the claim guard's LLM judge under prompt injection: flips), 'rectifier' (ARGUS's LLM rectifier under a note to the channel monitor: flips) or 'cost' (the claim guard's hardening in time: text preparation hardened against unhardened, beside the embedding).")] = "claims",
     transform: Annotated[Optional[list[str]], typer.Option("--transform", "-t", help="A transformation spec, e.g. homoglyph:rate=0.6+leet (repeatable; default: the target's suite).")] = None,
     output: Annotated[Path, typer.Option(help="Directory for the run log, summary and report (rerun to resume).")] = Path("runs/bench-redteam"),
     data: Annotated[Optional[Path], typer.Option(help="The directory holding claims/devset-multilingual (layout in docs/claims.md; default: settings.data_dir).")] = None,
     split: Annotated[str, typer.Option(help="claims: half of the dev-set claims to run on: 'test' (reported), 'dev' (where constants are chosen) or 'all'.")] = "test",
-    distractors: Annotated[int, typer.Option(help="claims: LIAR + Snopes false claims in the store beside the 40 dev-set claims.")] = 2000,
-    store_dir: Annotated[Optional[Path], typer.Option(help="claims: claim store to build or reuse (default OUTPUT/store).")] = None,
+    distractors: Annotated[int, typer.Option(help="claims, cost: LIAR + Snopes false claims in the store beside the 40 dev-set claims.")] = 2000,
+    store_dir: Annotated[Optional[Path], typer.Option(help="claims, cost: claim store to build or reuse (default OUTPUT/store).")] = None,
     arm: Annotated[Optional[list[str]], typer.Option("--arm", help="claims: 'hardened' (as shipped) and/or 'unhardened' (unmask steps off); default both.")] = None,
     tasks: Annotated[str, typer.Option(help="misinfotask: task ids, e.g. 0-29.")] = "0-29",
     defense: Annotated[str, typer.Option(help="misinfotask: the defense to probe (any registered name).")] = "argus",
@@ -76,6 +76,11 @@ def bench_redteam(
 
         run_judge_flips(settings, output, llm=get_llm(None, settings.llm), data_dir=data, split=split, limit=limit,
                         prompts=judge_prompt or (2, 3), distractors=distractors, store_dir=store_dir, console=console)
+        return
+    if target == "cost":
+        from ..bench.redteam import run_hardening_cost
+
+        run_hardening_cost(settings, output, data_dir=data, distractors=distractors, store_dir=store_dir, console=console)
         return
     if target == "rectifier":
         from ..bench.redteam import run_rectifier_flips

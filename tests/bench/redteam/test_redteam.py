@@ -74,3 +74,18 @@ def test_cli_lists_every_transform_with_its_family(monkeypatch):
     assert result.exit_code == 0, result.output
     for name in ("homoglyph", "transliterate", "markup-alt", "inject", "paraphrase-llm", "code-switch"):
         assert name in out.getvalue()
+
+
+@pytest.mark.skipif(not (DATA / "claims" / "devset-multilingual").is_dir(), reason="no shared data at ../shared/data")
+def test_cost_target_times_both_arms_on_both_text_sets(tmp_path):
+    from misguard.bench.redteam import run_hardening_cost
+
+    settings = load_settings(None, embed={"model": "hashing/256"})
+    summary = run_hardening_cost(settings, tmp_path / "cost", data_dir=DATA, distractors=0, repeats=1, embed_texts=8, decision=ThresholdDecision(0.5),
+                                 console=Console(quiet=True))
+    for name in ("undisguised", "homoglyph+leet"):
+        row = summary[name]
+        assert row["texts"] == 480 and row["hardened_ms"] > 0 and row["unhardened_ms"] > 0
+        assert row["ratio"] == pytest.approx(row["hardened_ms"] / row["unhardened_ms"])
+    events = [json.loads(x) for x in (tmp_path / "cost" / "runlog.jsonl").read_text(encoding="utf-8").splitlines()[1:]]
+    assert [e["type"] for e in events].count("views") == 2 and summary["embed_ms_per_text"] > 0
