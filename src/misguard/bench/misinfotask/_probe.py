@@ -118,8 +118,9 @@ def run_defense_probe(
     embedder = embedder or get_embedder(None, settings.embed)
     header = RunHeader(
         kind="bench.defense-probe", settings=public_settings(settings),
-        components={"worker_llm": llms["worker"].describe() if llms else None,
-                    "rectifier_llm": llms["rectifier"].describe() if llms else None, "embedder": embedder.describe()},
+        # a defense without an LLM (the default ARGUS) records only its embedder
+        components={**({"worker_llm": llms["worker"].describe(), "rectifier_llm": llms["rectifier"].describe()} if llms else {}),
+                    "embedder": embedder.describe()},
         seeds={"messages": settings.seed, "llm": settings.llm.seed},
         params={"defense": defense, "defense_params": params, "k": k, "tasks": [t.id for t in tasks]},
     )
@@ -148,9 +149,10 @@ def run_defense_probe(
         runlog.close()
     rows = with_mt_proxy(rows, {t.id: t for t in tasks}, ProxyJudge(embedder))
     summary = summarize_probe(rows, seed=settings.seed)
-    summary.update(defense=defense, defense_params=params, rectifier=rectifier.spec, worker=worker.spec, k=k)
+    summary.update(defense=defense, defense_params=params, rectifier=rectifier.spec if rectifier is not None else None,
+                   worker=worker.spec if worker is not None else None, k=k)
     (output / "summary.json").write_text(json.dumps(summary, indent=2))
-    table = Table(title=f"{defense} {params or ''} (rectifier {rectifier.spec}): acts on a message when")
+    table = Table(title=f"{defense} {params or ''} (rectifier {summary['rectifier'] or 'none'}): acts on a message when")
     for col in ("message", "n", "acted % [95% CI]", "contradiction found %", "flagged deliberate %", "unusable answers %",
                 "MT proxy in -> out", "LLM calls / message", "tokens / message"):
         table.add_column(col, justify="right")
