@@ -37,7 +37,7 @@ def argus_with_risk(llm, tmp_path, ground_truths=(), **params) -> ArgusDefense:
     embedder = get_embedder(EMBEDDER)
     path = goal_risk_model(embedder).save(tmp_path / "risk.json")
     params = {"relevance_threshold": 0.5, "goal_dedup_threshold": 0.9, "risk_model": str(path),
-              "rectifier_llm": True, "risk_all_channels": False, "quarantine": False, **params}
+              "rectifier_llm": True, "risk_all_channels": False, "quarantine": False, "rectify_risky_only": False, **params}
     context = DefenseContext(Settings(), {"worker": llm}, embedder, ground_truths=tuple(ground_truths))
     (defense,) = build_defense("argus", context, params)
     return defense
@@ -163,6 +163,23 @@ async def test_prescreen_with_risk_skips_the_llm_on_calm_messages(tmp_path):
     hot = await defense.intercept(EdgeMessage(sender="agent_4", receiver="agent_5", round=1, text=GOAL), None)  # type: ignore[arg-type]
     assert calm.action.value == "pass" and calm.usage.calls == 0 and calm.details["risk"] < 0.05
     assert hot.usage.calls >= 1
+
+
+@pytest.mark.parametrize("gate", [True, False])
+async def test_rectifier_runs_only_where_the_risk_model_acts(tmp_path, gate):
+    llm = backend()
+    defense = argus_with_risk(llm, tmp_path, rectify_risky_only=gate, redact=False)
+    defense._watch = {("agent_1", "agent_2"), ("agent_4", "agent_5")}
+    # the scripted rectifier rewrites every message with 'pasta'; this one is far from the goal
+    calm_text = "Report of agent_1: the pasta tables are measured."
+    calm = await defense.intercept(EdgeMessage(sender="agent_1", receiver="agent_2", round=1, text=calm_text), None)  # type: ignore[arg-type]
+    hot = await defense.intercept(EdgeMessage(sender="agent_4", receiver="agent_5", round=1, text=GOAL), None)  # type: ignore[arg-type]
+    assert calm.details["risk"] < defense.risk.act_threshold <= hot.details["risk"]
+    assert hot.usage.calls >= 1 and hot.action.value == "rewrite"  # risky: the rectifier rewrites it either way
+    if gate:
+        assert calm.action.value == "pass" and calm.usage.calls == 0 and "rectifier_skipped" in calm.details
+    else:
+        assert calm.action.value == "rewrite" and calm.usage.calls >= 1 and "rectifier_skipped" not in calm.details
 
 
 async def test_probe_counts_a_risk_flag_as_deliberate(tmp_path):

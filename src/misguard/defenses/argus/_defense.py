@@ -180,7 +180,7 @@ class ArgusDefense:
         for sentences in split:
             out.append(vectors[start:start + len(sentences)])
             start += len(sentences)
-        risks = [self.risk.probabilities(v) for v in out] if self.risk is not None else None
+        risks = [self.risk.probabilities(v, sentences) for v, sentences in zip(out, split)] if self.risk is not None else None
         return Traffic([(m["sender"], m["receiver"]) for m in messages], out, risks)
 
     # -- the message path ----------------------------------------------------------------
@@ -202,9 +202,12 @@ class ArgusDefense:
             return Interception(InterceptorAction.PASS, reason="pre-screen: nothing points at misinformation", details=details)
         metered = MeteredLLM(self.rectifier.llm) if self.rectifier is not None else None
         text, need_review = message.text, False
-        if metered is not None and monitored:
+        at_act = risks is not None and float(risks.max(initial=0.0)) >= self.risk.act_threshold  # type: ignore[union-attr]
+        if metered is not None and monitored and p.rectify_risky_only and risks is not None and not at_act:
+            details["rectifier_skipped"] = "no sentence at the risk model's act threshold"
+        elif metered is not None and monitored:
             text, need_review = await self._rectify(message, metered, details)
-        risky = risks is not None and p.risk_goals and float(risks.max(initial=0.0)) >= self.risk.act_threshold  # type: ignore[union-attr]
+        risky = p.risk_goals and at_act
         if risky and not need_review and risks is not None:
             goal = sentences[int(risks.argmax())]
             details.update(deliberate_by_risk=True, inferred_goal=goal, goal_source="risk", goal_added=self.goals.add(goal))

@@ -32,7 +32,7 @@ class Redactor:
     def score(self, sentences: list[str]) -> Scored:
         """Vectors and risks of `sentences`."""
         vectors = self.embedder.embed(sentences, "query")
-        return vectors, self.risk.probabilities(vectors)
+        return vectors, self.risk.probabilities(vectors, sentences)
 
     def redact(self, text: str, scored: Scored | None = None) -> tuple[str, list[dict[str, Any]]]:
         """`text` without its sentences at or above the act threshold, and what was done.
