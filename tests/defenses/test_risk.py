@@ -182,6 +182,30 @@ async def test_rectifier_runs_only_where_the_risk_model_acts(tmp_path, gate):
         assert calm.action.value == "rewrite" and calm.usage.calls >= 1 and "rectifier_skipped" not in calm.details
 
 
+LAUNDERED = "Thin air up high at the mountain hut."  # hashing/256: risk ~0.30, between screen 0.05 and act 0.5
+PLAIN_FIX = "CORRECTED: water boils COLDER at altitude."  # risk ~0.0004
+
+
+@pytest.mark.parametrize(("revised", "kept"), [(LAUNDERED, False), (PLAIN_FIX, True)])
+async def test_gated_rewrite_that_launders_gives_way_to_the_risk_models_redaction(tmp_path, revised, kept):
+    from misguard.config import LLMSettings
+    from misguard.llm import get_llm
+
+    # a small rectifier's typical answer: it calls the message true and rewrites it
+    answer = json.dumps({"revised_message": f"The statement is true. {revised}", "need_review": False})
+    llm = get_llm("mock", LLMSettings(retries=0), respond=lambda messages: answer)
+    defense = argus_with_risk(llm, tmp_path, rectify_risky_only=True)
+    defense._watch = {("agent_4", "agent_5")}
+    text = f"The data tables are in the shared folder today. {GOAL}"
+    out = await defense.intercept(EdgeMessage(sender="agent_4", receiver="agent_5", round=1, text=text), None)  # type: ignore[arg-type]
+    assert out.usage.calls >= 1 and out.action.value == "rewrite" and GOAL not in out.text
+    if kept:  # a plain correction stays below the screen threshold: the rectifier's text goes through
+        assert PLAIN_FIX in out.text and "rectifier_rewrite_rejected" not in out.details
+    else:  # the laundered rewrite is dropped for the risk model's own redaction of the original
+        assert LAUNDERED not in out.text and "The data tables are in the shared folder today." in out.text
+        assert "rectifier_rewrite_rejected" in out.details
+
+
 async def test_probe_counts_a_risk_flag_as_deliberate(tmp_path):
     from misguard.bench.misinfotask._probe import _decide
 

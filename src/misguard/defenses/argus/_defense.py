@@ -214,8 +214,13 @@ class ArgusDefense:
         if p.quarantine and (need_review or risky) and self.quarantine.catch(message.sender, message.round):
             details["quarantined"] = message.sender
         if self.redactor is not None and p.redact:
+            rewrite = text if text is not message.text else None
             # an unrewritten message is redacted on the scores computed above
-            text, redacted = self.redactor.redact(text, scored if text is message.text else None)
+            text, redacted = self.redactor.redact(text, scored if rewrite is None else None)
+            if rewrite is not None and p.rectify_risky_only and self._riskier(rewrite, message.text, scored):
+                text, redacted = self.redactor.redact(message.text, scored)
+                details["rectifier_rewrite_rejected"] = ("it keeps a sentence at the risk model's screen threshold "
+                                                         "that the risk model's own redaction does not")
             if redacted:
                 details["redacted"] = redacted
         usage = metered.usage if metered is not None else Usage()
@@ -225,6 +230,15 @@ class ArgusDefense:
             return Interception(InterceptorAction.PASS, reason=reason, usage=usage, details=details)
         reason = "deliberate misinformation corrected" if need_review or risky else "corrected"
         return Interception(InterceptorAction.REWRITE, text=text, reason=reason, usage=usage, details=details)
+
+    def _riskier(self, rewrite: str, original: str, scored: Scored | None) -> bool:
+        """Whether the rectifier's rewrite, once redacted, keeps a sentence at or above the
+        risk model's screen threshold and riskier than anything the redaction of the original
+        keeps: a small rectifier launders misinformation (drops its source, splits it, calls it
+        true) or adds a claim of its own; a correction in plain words stays below the screen."""
+        assert self.redactor is not None and self.risk is not None
+        kept = self.redactor.residual_risk(rewrite)
+        return kept >= self.risk.screen_threshold and kept > self.redactor.residual_risk(original, scored)
 
     async def _rectify(self, message: EdgeMessage, metered: MeteredLLM, details: dict[str, Any]) -> tuple[str, bool]:
         """The rectifier's rewrite and whether it judged the message deliberate (then the
