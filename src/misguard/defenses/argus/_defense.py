@@ -7,7 +7,9 @@ goes through `intercept`:
                 channel (`risk_all_channels`): a sentence at the model's act threshold marks
                 the message deliberate, seeds the goal set and is removed (`Redactor`);
     rectifier   with `rectifier_llm`, on the monitored channels only, the paper's
-                rectification agent rewrites the message and infers the goal (`Rectifier`).
+                rectification agent rewrites the message and infers the goal (`Rectifier`);
+                with a risk model too, only where a sentence reaches the act threshold and
+                only if its rewrite is no riskier than the redaction (`rectify_risky_only`).
 Inferred goals steer the next round's localization; a sender judged deliberate once is
 quarantined, and the concluder reads none of its messages (`review_conclusion`, the
 runtime's `ConclusionReviewer` hook).
