@@ -170,6 +170,13 @@ class ArgusSettings(Section):
     localized channels: it rewrites misinformation persuasively and infers the attacker's
     goal. Worth it with a capable model; the local 1.5B cannot tell this misinformation
     from the truth (docs/argus.md)."""
+    rectify_risky_only: bool = True
+    """With `rectifier_llm` and a risk model: the rectifier runs only on messages with a
+    sentence at the risk model's act threshold, so it rewrites nothing the risk evidence
+    finds clean (a small rectifier rewrites true messages too); and its rewrite is dropped
+    for the risk model's own redaction when it keeps a sentence at the screen threshold that
+    the redaction would not (a small rectifier launders misinformation). No effect without a
+    risk model (the paper's `argus-paper`)."""
     chain_of_thought: bool = True
     """With `rectifier_llm`; False: the rectifier rewrites without the sentence-by-sentence
     analysis (ablation)."""

@@ -37,7 +37,7 @@ def argus_with_risk(llm, tmp_path, ground_truths=(), **params) -> ArgusDefense:
     embedder = get_embedder(EMBEDDER)
     path = goal_risk_model(embedder).save(tmp_path / "risk.json")
     params = {"relevance_threshold": 0.5, "goal_dedup_threshold": 0.9, "risk_model": str(path),
-              "rectifier_llm": True, "risk_all_channels": False, "quarantine": False, **params}
+              "rectifier_llm": True, "risk_all_channels": False, "quarantine": False, "rectify_risky_only": False, **params}
     context = DefenseContext(Settings(), {"worker": llm}, embedder, ground_truths=tuple(ground_truths))
     (defense,) = build_defense("argus", context, params)
     return defense
@@ -163,6 +163,47 @@ async def test_prescreen_with_risk_skips_the_llm_on_calm_messages(tmp_path):
     hot = await defense.intercept(EdgeMessage(sender="agent_4", receiver="agent_5", round=1, text=GOAL), None)  # type: ignore[arg-type]
     assert calm.action.value == "pass" and calm.usage.calls == 0 and calm.details["risk"] < 0.05
     assert hot.usage.calls >= 1
+
+
+@pytest.mark.parametrize("gate", [True, False])
+async def test_rectifier_runs_only_where_the_risk_model_acts(tmp_path, gate):
+    llm = backend()
+    defense = argus_with_risk(llm, tmp_path, rectify_risky_only=gate, redact=False)
+    defense._watch = {("agent_1", "agent_2"), ("agent_4", "agent_5")}
+    # the scripted rectifier rewrites every message with 'pasta'; this one is far from the goal
+    calm_text = "Report of agent_1: the pasta tables are measured."
+    calm = await defense.intercept(EdgeMessage(sender="agent_1", receiver="agent_2", round=1, text=calm_text), None)  # type: ignore[arg-type]
+    hot = await defense.intercept(EdgeMessage(sender="agent_4", receiver="agent_5", round=1, text=GOAL), None)  # type: ignore[arg-type]
+    assert calm.details["risk"] < defense.risk.act_threshold <= hot.details["risk"]
+    assert hot.usage.calls >= 1 and hot.action.value == "rewrite"  # risky: the rectifier rewrites it either way
+    if gate:
+        assert calm.action.value == "pass" and calm.usage.calls == 0 and "rectifier_skipped" in calm.details
+    else:
+        assert calm.action.value == "rewrite" and calm.usage.calls >= 1 and "rectifier_skipped" not in calm.details
+
+
+LAUNDERED = "Thin air up high at the mountain hut."  # hashing/256: risk ~0.30, between screen 0.05 and act 0.5
+PLAIN_FIX = "CORRECTED: water boils COLDER at altitude."  # risk ~0.0004
+
+
+@pytest.mark.parametrize(("revised", "kept"), [(LAUNDERED, False), (PLAIN_FIX, True)])
+async def test_gated_rewrite_that_launders_gives_way_to_the_risk_models_redaction(tmp_path, revised, kept):
+    from misguard.config import LLMSettings
+    from misguard.llm import get_llm
+
+    # a small rectifier's typical answer: it calls the message true and rewrites it
+    answer = json.dumps({"revised_message": f"The statement is true. {revised}", "need_review": False})
+    llm = get_llm("mock", LLMSettings(retries=0), respond=lambda messages: answer)
+    defense = argus_with_risk(llm, tmp_path, rectify_risky_only=True)
+    defense._watch = {("agent_4", "agent_5")}
+    text = f"The data tables are in the shared folder today. {GOAL}"
+    out = await defense.intercept(EdgeMessage(sender="agent_4", receiver="agent_5", round=1, text=text), None)  # type: ignore[arg-type]
+    assert out.usage.calls >= 1 and out.action.value == "rewrite" and GOAL not in out.text
+    if kept:  # a plain correction stays below the screen threshold: the rectifier's text goes through
+        assert PLAIN_FIX in out.text and "rectifier_rewrite_rejected" not in out.details
+    else:  # the laundered rewrite is dropped for the risk model's own redaction of the original
+        assert LAUNDERED not in out.text and "The data tables are in the shared folder today." in out.text
+        assert "rectifier_rewrite_rejected" in out.details
 
 
 async def test_probe_counts_a_risk_flag_as_deliberate(tmp_path):

@@ -88,6 +88,10 @@ def fit_risk(
         min=0.0, max=1.0,
         help="Share of the fitting tasks' true sentences allowed at or above the act threshold "
              "(out of fold): higher acts on more misinformation and more truth.")] = 0.05,
+    cues: Annotated[bool, typer.Option(
+        "--cues/--no-cues",
+        help="Also read each sentence's topic-free rhetorical cues (sources, absolutes, hedges); "
+             "they carry over to tasks written by another hand better than the embedding alone.")] = True,
 ) -> None:
     """Fit ARGUS's message risk model (misinformation vs truth, per sentence, no LLM) for
     the configured embedder; use it with `--defense-param risk_model=PATH`."""
@@ -98,10 +102,10 @@ def fit_risk(
     path, records = task_file(settings, data)
     train = select_tasks(records, tasks)
     embedder = get_embedder(None, settings.embed)
-    model = fit_risk_model(train, embedder, act_fpr=act_fpr)
+    model = fit_risk_model(train, embedder, act_fpr=act_fpr, cues=cues)
     model.report["data"] = {"file": path.name, "sha256": _file_digest(path)}
     model.save(output)
-    console.print(f"fitted on {len(train)} tasks of {path.name}: C={model.report['C']}, out-of-fold AUC "
+    console.print(f"fitted on {len(train)} tasks of {path.name} ({' + '.join(model.features)}): C={model.report['C']}, out-of-fold AUC "
                   f"{model.report['oof_auc']:.3f}; act threshold {model.act_threshold:.3f}, "
                   f"screen threshold {model.screen_threshold:.3f}", highlight=False)
     if eval_data is not None or eval_tasks is not None:

@@ -93,3 +93,16 @@ def test_a_defense_that_needs_no_llm_is_probed_without_loading_one(tmp_path):
     header = json.loads((tmp_path / "runlog.jsonl").read_text().splitlines()[0])
     assert "worker_llm" not in header["components"] and header["components"]["embedder"]["backend"] == "e5"
     assert summary["poisoned"]["acted"] == 100.0 and summary["poisoned"]["calls"] == 0.0
+
+
+def test_probe_of_argus_without_an_llm_records_no_llm(tmp_path):
+    from misguard.defenses.argus import fit_risk_model
+
+    embedder = get_embedder("hashing/64")
+    path = fit_risk_model(TASKS, embedder).save(tmp_path / "risk.json")
+    summary = run_defense_probe(Settings(), TASKS, tmp_path / "probe", defense="argus",
+                                defense_params={"risk_model": str(path)}, embedder=embedder)
+    assert summary["rectifier"] is None and summary["worker"] is None
+    assert summary["poisoned"]["n"] == len(TASKS) and summary["poisoned"]["calls"] == 0
+    header = json.loads((tmp_path / "probe" / "runlog.jsonl").read_text().splitlines()[0])
+    assert "worker_llm" not in json.dumps(header) and "hashing" in json.dumps(header)

@@ -22,7 +22,10 @@ class _Score(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
     score: int = Field(ge=0, le=10)
-    reason: str = ""
+    # Bounded in the schema (so a grammar-constrained decoder stops in time and the score is
+    # never lost to the token limit) but not on parsing: a longer reason from an endpoint
+    # that ignores the schema is still read.
+    reason: str = Field("", json_schema_extra={"maxLength": 300})
 
     @field_validator("score", mode="before")
     @classmethod

@@ -7,7 +7,9 @@ goes through `intercept`:
                 channel (`risk_all_channels`): a sentence at the model's act threshold marks
                 the message deliberate, seeds the goal set and is removed (`Redactor`);
     rectifier   with `rectifier_llm`, on the monitored channels only, the paper's
-                rectification agent rewrites the message and infers the goal (`Rectifier`).
+                rectification agent rewrites the message and infers the goal (`Rectifier`);
+                with a risk model too, only where a sentence reaches the act threshold and
+                only if its rewrite is no riskier than the redaction (`rectify_risky_only`).
 Inferred goals steer the next round's localization; a sender judged deliberate once is
 quarantined, and the concluder reads none of its messages (`review_conclusion`, the
 runtime's `ConclusionReviewer` hook).
@@ -180,7 +182,7 @@ class ArgusDefense:
         for sentences in split:
             out.append(vectors[start:start + len(sentences)])
             start += len(sentences)
-        risks = [self.risk.probabilities(v) for v in out] if self.risk is not None else None
+        risks = [self.risk.probabilities(v, sentences) for v, sentences in zip(out, split)] if self.risk is not None else None
         return Traffic([(m["sender"], m["receiver"]) for m in messages], out, risks)
 
     # -- the message path ----------------------------------------------------------------
@@ -206,17 +208,25 @@ class ArgusDefense:
             return self._decided(sent, message.text, details, "pre-screen: nothing points at misinformation")
         metered = MeteredLLM(self.rectifier.llm) if self.rectifier is not None else None
         text, need_review = message.text, False
-        if metered is not None and monitored:
+        at_act = risks is not None and float(risks.max(initial=0.0)) >= self.risk.act_threshold  # type: ignore[union-attr]
+        if metered is not None and monitored and p.rectify_risky_only and risks is not None and not at_act:
+            details["rectifier_skipped"] = "no sentence at the risk model's act threshold"
+        elif metered is not None and monitored:
             text, need_review = await self._rectify(message, metered, details)
-        risky = risks is not None and p.risk_goals and float(risks.max(initial=0.0)) >= self.risk.act_threshold  # type: ignore[union-attr]
+        risky = p.risk_goals and at_act
         if risky and not need_review and risks is not None:
             goal = sentences[int(risks.argmax())]
             details.update(deliberate_by_risk=True, inferred_goal=goal, goal_source="risk", goal_added=self.goals.add(goal))
         if p.quarantine and (need_review or risky) and self.quarantine.catch(message.sender, message.round):
             details["quarantined"] = message.sender
         if self.redactor is not None and p.redact:
+            rewrite = text if text is not message.text else None
             # an unrewritten message is redacted on the scores computed above
-            text, redacted = self.redactor.redact(text, scored if text is message.text else None)
+            text, redacted = self.redactor.redact(text, scored if rewrite is None else None)
+            if rewrite is not None and p.rectify_risky_only and self._riskier(rewrite, message.text, scored):
+                text, redacted = self.redactor.redact(message.text, scored)
+                details["rectifier_rewrite_rejected"] = ("it keeps a sentence at the risk model's screen threshold "
+                                                         "that the risk model's own redaction does not")
             if redacted:
                 details["redacted"] = redacted
         usage = metered.usage if metered is not None else Usage()
@@ -249,6 +259,15 @@ class ArgusDefense:
             return Interception(InterceptorAction.REWRITE, text=text, details=details, usage=usage or Usage(),
                                 reason=f"note addressed to the channel monitor removed; {reason}")
         return Interception(InterceptorAction.PASS, reason=reason, details=details, usage=usage or Usage())
+
+    def _riskier(self, rewrite: str, original: str, scored: Scored | None) -> bool:
+        """Whether the rectifier's rewrite, once redacted, keeps a sentence at or above the
+        risk model's screen threshold and riskier than anything the redaction of the original
+        keeps: a small rectifier launders misinformation (drops its source, splits it, calls it
+        true) or adds a claim of its own; a correction in plain words stays below the screen."""
+        assert self.redactor is not None and self.risk is not None
+        kept = self.redactor.residual_risk(rewrite)
+        return kept >= self.risk.screen_threshold and kept > self.redactor.residual_risk(original, scored)
 
     async def _rectify(self, message: EdgeMessage, metered: MeteredLLM, details: dict[str, Any]) -> tuple[str, bool]:
         """The rectifier's rewrite and whether it judged the message deliberate (then the

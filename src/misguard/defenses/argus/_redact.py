@@ -32,7 +32,7 @@ class Redactor:
     def score(self, sentences: list[str]) -> Scored:
         """Vectors and risks of `sentences`."""
         vectors = self.embedder.embed(sentences, "query")
-        return vectors, self.risk.probabilities(vectors)
+        return vectors, self.risk.probabilities(vectors, sentences)
 
     def redact(self, text: str, scored: Scored | None = None) -> tuple[str, list[dict[str, Any]]]:
         """`text` without its sentences at or above the act threshold, and what was done.
@@ -68,6 +68,16 @@ class Redactor:
             note = self.prompts.render("redaction_note", count=removed).strip()
             new = f"{new}\n{note}" if new else note
         return new, done
+
+    def residual_risk(self, text: str, scored: Scored | None = None) -> float:
+        """Risk of the riskiest sentence of `text` that redaction keeps (below the act
+        threshold); 0 when it keeps none."""
+        spans = sentence_spans(text)
+        if not spans:
+            return 0.0
+        risks = (scored if scored is not None else self.score([text[a:b] for a, b in spans]))[1]
+        kept = risks[risks < self.risk.act_threshold]
+        return float(kept.max(initial=0.0))
 
     def truth_vectors(self) -> np.ndarray | None:
         """The ground truths' vectors, embedded once per run (they do not change)."""

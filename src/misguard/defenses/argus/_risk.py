@@ -10,6 +10,14 @@ fitted on task files (`fit_risk_model`, `misguard defenses fit-risk`):
 It learns much of *how* misinformation is argued (invented sources, universal claims,
 appeals to authority) besides *what* it says, so it is evidence to weigh, not a fact-checker.
 
+Features (`features`, recorded in the file):
+    embedding   the sentence vector (the only feature of version-1 files);
+    cues        the topic-free rhetorical cue counts of `_cues` (`cue_features`), which carry
+                over to tasks written by another hand better than the vector alone
+                (docs/experiments/2026-11-26-argus-transfer-evidence.md).
+With cues, every column is standardised (mean and scale saved with the weights) and C is
+chosen on `SCALED_C_GRID`.
+
 Two thresholds travel with the weights, both chosen on out-of-fold scores of the training
 tasks (grouped by task), never on evaluated ones:
     act     sentence probability at which a sentence counts as misinformation (goal
@@ -36,11 +44,18 @@ from ...errors import ConfigError, DataError, MissingExtraError
 from ...mas import MisinfoTask
 from .._text import split_sentences
 from ._calibrate import youden_threshold
+from ._cues import CUE_NAMES, CUES_VERSION, cue_features
 
 FORMAT = "misguard.message-risk"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+#: Versions this misguard reads (1: embedding only, no scaling).
+READABLE_VERSIONS = (1, 2)
 #: Regularisation strengths tried (inverse; chosen by grouped cross-validation).
 C_GRID = (0.1, 1.0, 10.0, 100.0)
+#: The same for standardised columns (models with cues).
+SCALED_C_GRID = (0.001, 0.01, 0.1, 1.0)
+#: Feature groups a model can use.
+FEATURES = ("embedding", "cues")
 
 
 @dataclass
@@ -49,7 +64,7 @@ class MessageRiskModel:
 
     Attributes:
         embedder: spec of the embedder the weights were fitted for (checked on load).
-        weights, bias: the logistic regression.
+        weights, bias: the logistic regression over the (standardised) feature columns.
         act_threshold: probability from which a sentence counts as misinformation.
         screen_threshold: a message whose best sentence is below it is left to pass.
         report: how it was trained (data, grid, out-of-fold figures).
@@ -62,23 +77,45 @@ class MessageRiskModel:
     screen_threshold: float
     report: dict[str, Any] = field(default_factory=dict)
     path: Path | None = None
+    #: feature groups, in column order ("embedding", then "cues" if used)
+    features: tuple[str, ...] = ("embedding",)
+    #: column means and scales (None: the columns are used as they are)
+    mean: np.ndarray | None = None
+    scale: np.ndarray | None = None
 
     @property
     def dim(self) -> int:
-        return int(self.weights.shape[0])
+        """Dimension of the sentence vectors the model takes."""
+        return int(self.weights.shape[0]) - (len(CUE_NAMES) if self.uses_cues else 0)
 
-    def probabilities(self, vectors: np.ndarray) -> np.ndarray:
-        """Risk of each row of `vectors` (unit sentence vectors of `embedder`)."""
+    @property
+    def uses_cues(self) -> bool:
+        return "cues" in self.features
+
+    def columns(self, vectors: np.ndarray, texts: Sequence[str] | None = None) -> np.ndarray:
+        """The model's input columns for sentence `vectors` and their `texts` (needed with cues)."""
         vectors = np.asarray(vectors, dtype=np.float64)
-        if vectors.size == 0:
-            return np.zeros(0)
         if vectors.ndim != 2 or vectors.shape[1] != self.dim:
             raise ConfigError(f"the risk model takes {self.dim}-dim vectors, got shape {vectors.shape}")
-        return 1.0 / (1.0 + np.exp(-(vectors @ self.weights + self.bias)))
+        if self.uses_cues:
+            if texts is None or len(texts) != len(vectors):
+                raise ConfigError("this risk model also reads the sentences' rhetorical cues: pass the sentences "
+                                  "with their vectors")
+            vectors = np.hstack([vectors, cue_features(texts)])
+        if self.mean is not None and self.scale is not None:
+            vectors = (vectors - self.mean) / self.scale
+        return vectors
+
+    def probabilities(self, vectors: np.ndarray, texts: Sequence[str] | None = None) -> np.ndarray:
+        """Risk of each row of `vectors` (unit sentence vectors of `embedder`); `texts`, the
+        sentences themselves, are needed by a model with cues."""
+        if np.asarray(vectors).size == 0:
+            return np.zeros(0)
+        return 1.0 / (1.0 + np.exp(-(self.columns(vectors, texts) @ self.weights + self.bias)))
 
     def describe(self) -> dict[str, Any]:
         summary = {k: self.report[k] for k in ("data", "tasks", "positives", "negatives", "C", "oof_auc") if k in self.report}
-        return {"path": str(self.path) if self.path else None, "embedder": self.embedder,
+        return {"path": str(self.path) if self.path else None, "embedder": self.embedder, "features": list(self.features),
                 "act_threshold": round(self.act_threshold, 6), "screen_threshold": round(self.screen_threshold, 6),
                 "sha256": self.digest(), "training": summary}
 
@@ -86,6 +123,11 @@ class MessageRiskModel:
         """Content hash of the weights and thresholds (run logs record it)."""
         h = hashlib.sha256(np.ascontiguousarray(self.weights, dtype=np.float64).tobytes())
         h.update(json.dumps([self.bias, self.act_threshold, self.screen_threshold, self.embedder]).encode())
+        if self.features != ("embedding",) or self.mean is not None:  # version-1 digests stay as they were
+            h.update(json.dumps([list(self.features), CUES_VERSION if self.uses_cues else None]).encode())
+            for part in (self.mean, self.scale):
+                if part is not None:
+                    h.update(np.ascontiguousarray(part, dtype=np.float64).tobytes())
         return h.hexdigest()
 
     def save(self, path: str | Path) -> Path:
@@ -96,6 +138,9 @@ class MessageRiskModel:
             "format": FORMAT, "version": FORMAT_VERSION, "embedder": self.embedder, "dim": self.dim,
             "weights": [float(w) for w in self.weights], "bias": float(self.bias),
             "act_threshold": float(self.act_threshold), "screen_threshold": float(self.screen_threshold),
+            "features": list(self.features), "cues_version": CUES_VERSION if self.uses_cues else None,
+            "mean": None if self.mean is None else [float(m) for m in self.mean],
+            "scale": None if self.scale is None else [float(m) for m in self.scale],
             "report": self.report,
         }
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
@@ -117,15 +162,22 @@ class MessageRiskModel:
             raise DataError(f"cannot read the risk model: {exc}", source=str(path)) from None
         if not isinstance(raw, dict) or raw.get("format") != FORMAT:
             raise DataError("not a misguard message-risk model (fit one with `misguard defenses fit-risk`)", source=str(path))
-        if raw.get("version") != FORMAT_VERSION:
-            raise DataError(f"risk model format version {raw.get('version')}; this misguard reads {FORMAT_VERSION}", source=str(path))
+        if raw.get("version") not in READABLE_VERSIONS:
+            raise DataError(f"risk model format version {raw.get('version')}; this misguard reads "
+                            f"{', '.join(map(str, READABLE_VERSIONS))}", source=str(path))
+        features = tuple(raw.get("features") or ["embedding"])
+        if "cues" in features and raw.get("cues_version") != CUES_VERSION:
+            raise ConfigError(f"{path} was fitted with rhetorical cues version {raw.get('cues_version')}, this misguard "
+                              f"computes version {CUES_VERSION}; refit it with `misguard defenses fit-risk`")
         if embedder is not None and (raw["embedder"] != embedder.spec or raw["dim"] != embedder.dim):
             raise ConfigError(
                 f"{path} was fitted for {raw['embedder']} ({raw['dim']} dims) but the embedder is {embedder.spec} "
                 f"({embedder.dim} dims); fit one for it with `misguard defenses fit-risk`"
             )
+        column = lambda key: None if raw.get(key) is None else np.asarray(raw[key], dtype=np.float64)  # noqa: E731
         return cls(raw["embedder"], np.asarray(raw["weights"], dtype=np.float64), float(raw["bias"]),
-                   float(raw["act_threshold"]), float(raw["screen_threshold"]), raw.get("report", {}), path)
+                   float(raw["act_threshold"]), float(raw["screen_threshold"]), raw.get("report", {}), path,
+                   features, column("mean"), column("scale"))
 
 
 def _sklearn() -> Any:
@@ -140,8 +192,8 @@ def _sklearn() -> Any:
 
 def fit_message_risk(
     vectors: np.ndarray, labels: Sequence[int], groups: Sequence[Any], *, embedder: str,
-    c_grid: Sequence[float] = C_GRID, folds: int = 5, act_fpr: float = 0.05, screen_tpr: float = 0.95,
-    report: dict[str, Any] | None = None,
+    c_grid: Sequence[float] | None = None, folds: int = 5, act_fpr: float = 0.05, screen_tpr: float = 0.95,
+    report: dict[str, Any] | None = None, texts: Sequence[str] | None = None, cues: bool = False,
 ) -> MessageRiskModel:
     """Fit the risk model: C by out-of-fold AUC over folds grouped by `groups` (tasks), then
     the thresholds from that C's out-of-fold probabilities, then the final fit on all rows.
@@ -153,6 +205,10 @@ def fit_message_risk(
         embedder: the embedder's spec, saved with the weights.
         act_fpr: share of negatives allowed at or above the act threshold.
         screen_tpr: share of positives kept at or above the screen threshold.
+        texts: the sentences of the rows (needed with `cues`).
+        cues: add the rhetorical cue columns (`cue_features`) and standardise every column
+            (means and scales from the fitting rows of each fold, then of all rows).
+        c_grid: C values tried (default `C_GRID`, `SCALED_C_GRID` with cues).
     """
     LogisticRegression, roc_auc_score, GroupKFold = _sklearn()
     x = np.asarray(vectors, dtype=np.float64)
@@ -160,6 +216,11 @@ def fit_message_risk(
     g = np.asarray(groups)
     if x.ndim != 2 or len(x) != len(y) or len(y) != len(g):
         raise DataError(f"vectors {x.shape}, labels {len(y)} and groups {len(g)} do not line up")
+    if cues:
+        if texts is None or len(texts) != len(x):
+            raise DataError("a risk model with cues needs the text of every row")
+        x = np.hstack([x, cue_features(texts)])
+    c_grid = tuple(c_grid) if c_grid is not None else (SCALED_C_GRID if cues else C_GRID)
     if y.min(initial=1) == y.max(initial=0):
         raise DataError("the risk model needs both misinformation (1) and other (0) sentences")
     folds = min(folds, len(set(g.tolist())))
@@ -169,18 +230,30 @@ def fit_message_risk(
     def model(c: float) -> Any:
         return LogisticRegression(C=c, max_iter=5000, class_weight="balanced")
 
+    def standardiser(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray] | tuple[None, None]:
+        if not cues:
+            return None, None
+        scale = rows.std(axis=0)
+        return rows.mean(axis=0), np.where(scale > 0, scale, 1.0)
+
+    def apply(rows: np.ndarray, mean: np.ndarray | None, scale: np.ndarray | None) -> np.ndarray:
+        return rows if mean is None or scale is None else (rows - mean) / scale
+
     oof: dict[float, np.ndarray] = {}
     for c in c_grid:
         scores = np.zeros(len(y))
         for train, test in GroupKFold(n_splits=folds).split(x, y, g):
-            scores[test] = model(c).fit(x[train], y[train]).predict_proba(x[test])[:, 1]
+            mean, scale = standardiser(x[train])
+            fitted = model(c).fit(apply(x[train], mean, scale), y[train])
+            scores[test] = fitted.predict_proba(apply(x[test], mean, scale))[:, 1]
         oof[c] = scores
     aucs = {c: float(roc_auc_score(y, s)) for c, s in oof.items()}
     best = max(c_grid, key=lambda c: (aucs[c], -c))  # ties: the stronger regularisation
     scores = oof[best]
     act = float(np.quantile(scores[y == 0], 1.0 - act_fpr))
     screen = float(np.quantile(scores[y == 1], 1.0 - screen_tpr))
-    final = model(best).fit(x, y)
+    mean, scale = standardiser(x)
+    final = model(best).fit(apply(x, mean, scale), y)
     info = {
         **(report or {}),
         "positives": int(y.sum()), "negatives": int((y == 0).sum()), "groups": len(set(g.tolist())),
@@ -189,7 +262,10 @@ def fit_message_risk(
         "act_fpr": act_fpr, "act_tpr_oof": round(float((scores[y == 1] >= act).mean()), 4),
         "screen_tpr": screen_tpr, "screen_negatives_skipped_oof": round(float((scores[y == 0] < screen).mean()), 4),
     }
-    return MessageRiskModel(embedder, final.coef_[0].astype(np.float64), float(final.intercept_[0]), act, screen, info)
+    features = FEATURES if cues else ("embedding",)
+    info["features"] = list(features)
+    return MessageRiskModel(embedder, final.coef_[0].astype(np.float64), float(final.intercept_[0]), act, screen, info,
+                            features=features, mean=mean, scale=scale)
 
 
 KINDS = ("goal", "argument", "ground_truth", "reference", "task")
@@ -217,15 +293,17 @@ def risk_sentences(tasks: Sequence[MisinfoTask]) -> list[RiskSentence]:
     return out
 
 
-def fit_risk_model(tasks: Sequence[MisinfoTask], embedder: Embedder, **fit: Any) -> MessageRiskModel:
+def fit_risk_model(tasks: Sequence[MisinfoTask], embedder: Embedder, *, cues: bool = True, **fit: Any) -> MessageRiskModel:
     """Fit the risk model on `tasks` for `embedder` (C and thresholds by cross-validation
-    grouped by task; `fit` goes to `fit_message_risk`)."""
+    grouped by task; with the rhetorical cues unless `cues=False`; `fit` goes to
+    `fit_message_risk`)."""
     rows = risk_sentences(tasks)
-    vectors = embedder.embed([r.text for r in rows], "query")
+    texts = [r.text for r in rows]
+    vectors = embedder.embed(texts, "query")
     counts = {k: sum(r.kind == k for r in rows) for k in KINDS}
     return fit_message_risk(
         vectors, [r.label for r in rows], [r.task for r in rows], embedder=embedder.spec,
-        report={"tasks": sorted({r.task for r in rows}), "sentences_by_kind": counts}, **fit,
+        report={"tasks": sorted({r.task for r in rows}), "sentences_by_kind": counts}, texts=texts, cues=cues, **fit,
     )
 
 
@@ -234,7 +312,8 @@ def evaluate_risk_model(model: MessageRiskModel, tasks: Sequence[MisinfoTask], e
     trained = set(model.report.get("tasks", []))
     overlap = sorted(trained & {t.id for t in tasks})
     rows = risk_sentences(tasks)
-    scores = model.probabilities(embedder.embed([r.text for r in rows], "query"))
+    texts = [r.text for r in rows]
+    scores = model.probabilities(embedder.embed(texts, "query"), texts)
     kind = np.array([r.kind for r in rows])
     label = np.array([r.label for r in rows])
     pos = scores[label == 1]
