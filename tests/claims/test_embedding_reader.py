@@ -111,7 +111,7 @@ def test_a_reader_of_every_language_is_read_for_every_text_and_recorded_as_such(
         ClaimGuard(store, decision=decision, reader=load_reader("hashing/64"))  # an English reader
     with pytest.raises(ConfigError, match="reader languages"):
         EmbeddingReader(get_embedder("hashing/64"), "fr")
-    # a decision that recorded no reader (session 16's files) still refuses a reader of the other scope
+    # a decision that recorded no reader (files written before readers were recorded) still refuses a reader of the other scope
     unrecorded = dataclasses.replace(decision, reader=None)
     with pytest.raises(ConfigError, match="reads a reader of every language"):
         ClaimGuard(store, decision=unrecorded, reader=load_reader("hashing/64"))

@@ -374,3 +374,15 @@ def test_the_guard_factory_serves_a_reader_and_its_shipped_decision(db, tmp_path
         assert guard.reader is not None and guard.reader.identity()["embedder"] == "hashing/64"
         with pytest.raises(ConfigError, match="fitted with the reader"):
             default_guard_factory(make_settings(db, reader="hashing/32", decision=path), "hashing/256")(store)
+
+
+def test_a_json_body_without_its_content_type_is_told_what_to_send(client):
+    body = '{"text": "Vikings wore horned helmets"}'
+    plain = client.post("/v1/check", content=body, headers={**auth(), "Content-Type": "text/plain"})
+    assert plain.status_code == 422
+    [error] = plain.json()["detail"]
+    assert "Content-Type: application/json" in error["msg"] and "text/plain" in error["msg"]
+    # with the content type the same body is checked; other validation errors keep FastAPI's wording
+    assert client.post("/v1/check", content=body, headers={**auth(), "Content-Type": "application/json"}).status_code == 200
+    extra = client.post("/v1/check", json={"txt": "x"}, headers=auth())
+    assert extra.status_code == 422 and extra.json()["detail"][0]["type"] == "extra_forbidden"

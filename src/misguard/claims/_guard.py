@@ -44,7 +44,7 @@ NEAREST_NOT_FALSE = "nearest-claim-not-false"
 #: Shortest text (in `_text.words`) whose sentences are also checked one by one. Checking
 #: every sentence of short texts made the guard embed 1.37x the tokens of the texts
 #: themselves (LIAR train statements) for no gain on the CheckThat dev tweets; chosen on
-#: those two (docs/BENCHMARKS.md, session 4), never on the dev set or a test split.
+#: those two (docs/BENCHMARKS.md), never on the dev set or a test split.
 SENTENCE_WORDS = 40
 
 
@@ -141,7 +141,7 @@ class ClaimGuard:
         self.k_lexical = k_lexical
         self.k_output = k_output
         self.ranker = getattr(self.decision, "ranker", None)
-        # Without a fitted ranker the measured session-2 order stays the default: RRF was
+        # Without a fitted ranker the measured dense order stays the default: RRF was
         # not yet measured with e5 on the dev set (docs/BENCHMARKS.md).
         self.ranking = ranking or ("learned" if self.ranker is not None else "dense")
         if self.ranking not in RANKINGS:

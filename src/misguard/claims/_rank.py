@@ -3,7 +3,7 @@ features of (text, candidate claim).
 
 Three rankings, all over the same candidates (the union of each segment's dense top-k and
 the text's BM25 top-k):
-- "dense": the session-2 formula, mean of the whole-text and best-segment cosines minus a
+- "dense": the original formula, mean of the whole-text and best-segment cosines minus a
   share of the claim's hubness;
 - "lexical": BM25 order (the dense order after the BM25 hits; a baseline);
 - "rrf": reciprocal-rank fusion of that dense ranking and the BM25 ranking (k = 60, the
@@ -28,7 +28,7 @@ from ..errors import ConfigError
 RANKINGS = ("dense", "lexical", "rrf", "learned")
 #: Reciprocal-rank fusion constant (Cormack, Clarke and Buettcher 2009).
 RRF_K = 60
-#: The dense formula's weights (session 2, chosen on the dev set's false queries; kept as
+#: The dense formula's weights (chosen on the dev set's false queries; kept as
 #: the "dense" baseline and as one feature of the learned ranker).
 BODY_WEIGHT = 0.5
 HUB_PENALTY = 0.25

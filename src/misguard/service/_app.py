@@ -97,6 +97,8 @@ def create_app(
     """
     try:
         from fastapi import Depends, FastAPI, HTTPException, Path as PathParam, Query, Request
+        from fastapi.encoders import jsonable_encoder
+        from fastapi.exceptions import RequestValidationError
         from fastapi.middleware.cors import CORSMiddleware
         from fastapi.responses import JSONResponse, PlainTextResponse
         from slowapi import Limiter
@@ -152,6 +154,19 @@ def create_app(
     async def _rate_limited(request: Request, exc: RateLimitExceeded) -> JSONResponse:
         return JSONResponse({"detail": f"rate limit exceeded ({exc.detail}); slow down and retry"}, status_code=429,
                             headers={"Retry-After": "1"})
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid_request(request: Request, exc: RequestValidationError) -> JSONResponse:
+        # FastAPI reads a body sent without a JSON content type as a string and reports
+        # "Input should be a valid dictionary", which does not say what to change.
+        errors = jsonable_encoder(exc.errors())
+        media = request.headers.get("content-type", "").split(";")[0].strip().lower()
+        if media != "application/json":
+            for error in errors:
+                if error.get("loc") == ["body"] and error.get("type") == "model_attributes_type":
+                    error["msg"] = (f"the body must be a JSON object sent with Content-Type: application/json "
+                                    f"(got {media or 'no content type'}); with curl: -H 'Content-Type: application/json'")
+        return JSONResponse({"detail": errors}, status_code=422)
 
     @app.exception_handler(MisguardError)
     async def _misguard_error(request: Request, exc: MisguardError) -> JSONResponse:

@@ -77,7 +77,7 @@ def social_ablation(
         console.print(f"social normalisation '{name}': P@1 dense {row['dense_p1']:.3f}, rrf {row['rrf_p1']:.3f}")
 
 
-#: Thresholds tried for `ClaimGuard(sentence_words=...)` (0 = every sentence, session 3).
+#: Thresholds tried for `ClaimGuard(sentence_words=...)` (0 = every sentence, the earlier guard).
 SENTENCE_WORDS_TRIED = (0, 20, 30, 40, 50, 60)
 
 

@@ -184,7 +184,7 @@ def render_tables(log_path: Path, output: Path, console: Console) -> dict:
             ("100k claims: reopen store (s)", f"{speed['open_100k_s']:.2f}"),
         ]
         if "every_sentence_checks_per_s" in speed:
-            items.insert(3, ("batch checks, every sentence checked (session 3; checks/s, median)",
+            items.insert(3, ("batch checks, every sentence checked (the earlier guard; checks/s, median)",
                              f"{speed['every_sentence_checks_per_s']:.1f}" + _runs(speed, "every_sentence_runs")))
         tok = speed.get("tokens") or {}
         if tok:
@@ -300,7 +300,7 @@ def _pooled_tables(events, summary: dict, emit) -> None:
         emit(*_table("decision across sources, out of fold (10-fold CV grouped by claim, C nested)",
                      ["source: attack", "false acc", "factual acc", "top-1 right claim", "n false / true"], body))
     for kind, title in (
-        ("pooled_plain", "the same CV without the social features, every cell weighing the same (session 4's decision)"),
+        ("pooled_plain", "the same CV without the social features, every cell weighing the same (the earlier decision)"),
         ("pooled_noreader", "the same CV without the pair reader (the decision fitted without --reader)"),
     ):
         variant = list(_latest(events, kind).values())

@@ -88,7 +88,7 @@ def _speed(settings: Settings, store: ClaimStore, texts: SpeedTexts, log: RunLog
     # A second handle on the same store, with an embedder that has no disk cache.
     bench_store = ClaimStore.open(store.path, embedder)
     guard = ClaimGuard(bench_store, decision=shipped_or_threshold(embedder.spec))
-    # Session 3's guard checked every sentence of every text: the same guard with that.
+    # The earlier guard checked every sentence of every text: the same guard with that.
     every_view = ClaimGuard(bench_store, decision=guard.decision, sentence_words=0)
     n, repeats = 64, 3  # cut from 128 x 5 on a machine shared by five benchmarks (docs/BENCHMARKS.md)
     embedder.embed(["warm up"], "query")
@@ -156,7 +156,7 @@ def _speed(settings: Settings, store: ClaimStore, texts: SpeedTexts, log: RunLog
 
 def _cli_speed(settings: Settings, store: ClaimStore, pool: SpeedTexts, log: RunLog, console: Console, n: int = 1000,
                repeats: int = 3) -> None:
-    """End to end through the CLI, as a user runs it (issue 12: 1,000 short texts against a 10k
+    """End to end through the CLI, as a user runs it (1,000 short texts against a 10k
     store): `misguard check --input` on n fresh LIAR statements against `store` (process start,
     imports, store and model load included) alternating with raw e5 embedding of n other fresh
     texts in this process; `misguard claims add` of n fresh claims into a new store; and the
