@@ -66,3 +66,13 @@ def test_unknown_steps_are_config_errors():
 def test_transliteration_is_not_unmasked_here():
     text = compose("transliterate").apply("भारत में गाय", context=Context("hi"))
     assert unmask(text)[0] == text
+
+
+def test_random_case_is_lowercased_and_ordinary_mixed_case_is_kept():
+    plain = "Bleach cures the flu, according to doctors, says Paul McCartney on his iPhone at NASA."
+    disguised = compose("case").apply(plain, seed=3)
+    out, where = unmask(disguised)
+    assert out.lower() == plain.lower() and out != disguised and len(where) == len(out) + 1
+    # every word left with an inner case switch is gone; Title, lower and upper words stay as written
+    assert all(w.islower() or w.isupper() or w.istitle() for w in out.replace(",", " ").replace(".", " ").split())
+    assert unmask(plain)[0] == plain  # names with inner capitals do not make a text random case

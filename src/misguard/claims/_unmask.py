@@ -16,7 +16,12 @@ Steps (`UNMASK_STEPS`, run in this order; each a no-op on ordinary text):
   "F35") are left alone;
 - `spaced`: runs of at least `SPACED_MIN_RUN` single letters joined ("v a c c i n e");
 - `separators`: a `*`, `_`, `·`, `•`, `|` or `~` between two letters removed ("vac*cine"),
-  and a dot between two lowercase letters unless a domain name ends there ("doc.tors").
+  and a dot between two lowercase letters unless a domain name ends there ("doc.tors");
+- `case`: in a text written in random case ("BlEaCh cUrEs ThE fLu": at least
+  `CASE_MIN_SHARE` of its cased words, and `CASE_MIN_WORDS` of them, switch case twice or
+  more inside the word), every word that is neither lower, Title nor upper case is
+  lowercased ("iPhone" or "McDonald" in an ordinary text stay as they are; links, handles
+  and hashtags are never counted or changed).
 
 Constants were chosen on half of the multilingual dev set's claims (the other half is
 what `misguard bench redteam` reports on): docs/BENCHMARKS.md, "Red team".
@@ -33,7 +38,7 @@ from importlib import resources
 
 from ._text import guess_language
 
-UNMASK_STEPS = ("compat", "confusables", "diacritics", "leet", "spaced", "separators")
+UNMASK_STEPS = ("compat", "confusables", "diacritics", "leet", "spaced", "separators", "case")
 DEFAULT_UNMASK = UNMASK_STEPS
 #: two: short function words ("l4", "s3", "t0") carry much of a leetspoken text; the
 #: first dev-split run, at three, missed 12 of 160 French and Spanish texts on them
@@ -43,6 +48,13 @@ SPACED_MIN_RUN = 4
 #: letters carry one (the dev split's English queries: at most 0.1%, names; the
 #: `diacritics` transform at its default rate: 13% or more)
 DIACRITICS_MIN_SHARE = 0.03
+#: share of a text's cased words (3+ letters) that switch case twice or more, from which the
+#: text counts as written in random case (the dev split: at most 0.07 in undisguised queries,
+#: names such as "McCartney"; the `case` transform at its default rate: 0.29 or more)
+CASE_MIN_SHARE = 0.2
+#: and at least this many such words (names alone, "BlackBerry" and "McCain" in one LIAR
+#: statement, are not a disguise; the dev split's disguised queries: 5 or more)
+CASE_MIN_WORDS = 4
 LEET = {"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t", "@": "a", "$": "s"}
 _COMPAT_TAGS = ("<font>", "<wide>", "<circle>", "<compat>", "<narrow>")
 _SEPARATORS = "*_\u00b7\u2022|~"
@@ -55,7 +67,7 @@ _TOKEN = re.compile(r"(?<![\w@#$])[^\W_](?:[^\W_]|[@$])*")
 _LETTER_RUN = re.compile(r"[^\W\d_]+")
 #: at least SPACED_MIN_RUN single letters, each followed by one space but the last
 _SPACED = re.compile(r"(?<![^\W_])(?:[^\W\d_] ){%d,}[^\W\d_](?![^\W_])" % (SPACED_MIN_RUN - 1))
-_MAYBE_DISGUISED = re.compile(r"[^\x00-\x7f]|\d|[@$*_|~]|\b\w \w \w")
+_MAYBE_DISGUISED = re.compile(r"[^\x00-\x7f]|\d|[@$*_|~]|\b\w \w \w|[a-z][A-Z]")
 
 
 @cache
@@ -240,8 +252,56 @@ def _separators(text: str, where: list[int]) -> tuple[str, list[int]]:
     return _sub(text, where, _SEPARATED, lambda m: [])
 
 
+_CASED_WORD = re.compile(r"[^\W\d_]{3,}")
+_WORD = re.compile(r"[^\W\d_]{2,}")
+
+
+def _case_switches(word: str) -> int:
+    return sum(1 for a, b in zip(word, word[1:]) if a.isupper() != b.isupper())
+
+
+def _is_cased(word: str) -> bool:
+    return all(ch.lower() != ch.upper() for ch in word)
+
+
+#: links, handles and hashtags: their case is the author's ("#StayHome", "@BernieSanders",
+#: "pic.twitter.com/oXsSR39kQp"), never read as random case and never changed
+_SOCIAL_TOKEN = re.compile(r"https?://\S+|\b\S+\.(?:com|org|net|ly|co)/\S*|[@#]\w+")
+
+
+def _outside_social(text: str) -> list[re.Match[str]]:
+    spans = [m.span() for m in _SOCIAL_TOKEN.finditer(text)]
+    return [m for m in _CASED_WORD.finditer(text) if not any(a <= m.start() < b for a, b in spans)]
+
+
+def random_case_share(text: str) -> tuple[float, int]:
+    """Share and number of the cased words of 3+ letters (links, handles and hashtags aside)
+    that switch case twice or more inside the word."""
+    words = [m.group() for m in _outside_social(text) if _is_cased(m.group())]
+    switching = sum(_case_switches(w) >= 2 for w in words)
+    return (switching / len(words) if words else 0.0), switching
+
+
+def _case(text: str, where: list[int]) -> tuple[str, list[int]]:
+    share, switching = random_case_share(text)
+    if share < CASE_MIN_SHARE or switching < CASE_MIN_WORDS:
+        return text, where
+    spans = [m.span() for m in _SOCIAL_TOKEN.finditer(text)]
+
+    def fold(m: re.Match[str]) -> list[tuple[str, int]] | None:
+        word = m.group()
+        if any(a <= m.start() < b for a, b in spans):
+            return None
+        if not _is_cased(word) or word.islower() or word.isupper() or (word[0].isupper() and word[1:].islower()):
+            return None
+        # str.lower can lengthen a character (İ): every piece keeps its source index
+        return [(low, m.start() + k) for k, ch in enumerate(word) for low in ch.lower()]
+
+    return _sub(text, where, _WORD, fold)
+
+
 _STEPS = {"compat": _compat, "confusables": _confusables, "diacritics": _diacritics, "leet": _leet,
-          "spaced": _spaced, "separators": _separators}
+          "spaced": _spaced, "separators": _separators, "case": _case}
 
 
 def unmask(text: str, steps: Sequence[str] = DEFAULT_UNMASK) -> tuple[str, list[int]]:
@@ -265,4 +325,4 @@ def unmask(text: str, steps: Sequence[str] = DEFAULT_UNMASK) -> tuple[str, list[
     return text, [*where, length]
 
 
-__all__ = ["DEFAULT_UNMASK", "LEET_MIN_LENGTH", "SPACED_MIN_RUN", "UNMASK_STEPS", "dominant_script", "unmask"]
+__all__ = ["CASE_MIN_SHARE", "CASE_MIN_WORDS", "DEFAULT_UNMASK", "LEET_MIN_LENGTH", "SPACED_MIN_RUN", "UNMASK_STEPS", "dominant_script", "random_case_share", "unmask"]
