@@ -6,7 +6,7 @@ import pytest
 
 from misguard.attacks.transforms import Context, compose
 from misguard.claims import unmask
-from misguard.claims._unmask import dominant_script
+from misguard.claims._unmask import ORTHOGRAPHY, accented_share, dominant_script
 from misguard.errors import ConfigError
 
 PLAIN = ("Bleach cures the flu, according to doctors who announced it after a study in 2020. "
@@ -76,3 +76,18 @@ def test_random_case_is_lowercased_and_ordinary_mixed_case_is_kept():
     # every word left with an inner case switch is gone; Title, lower and upper words stay as written
     assert all(w.islower() or w.isupper() or w.istitle() for w in out.replace(",", " ").replace(".", " ").split())
     assert unmask(plain)[0] == plain  # names with inner capitals do not make a text random case
+
+
+def test_accents_outside_french_or_spanish_spelling_are_dropped():
+    french = "Dans son discours, Nelson Mandela a déclaré à la foule que notre peur la plus profonde n'est pas d'être inadéquats."
+    spanish = "En su discurso de investidura, Nelson Mandela dijo a la multitud que nuestro miedo más profundo no es ser inadecuados."
+    for plain in (french, spanish):
+        disguised = compose("diacritics").apply(plain, seed=0)
+        out = unmask(disguised)[0]
+        lang = "fr" if plain is french else "es"
+        assert accented_share(out) < accented_share(disguised)
+        assert all(ch.lower() in ORTHOGRAPHY[lang] for ch in out if not ch.isascii() and ch.isalpha())
+        assert unmask(plain)[0] == plain
+    # the languages' own accents stay, also in short texts whose language is hard to tell
+    for text in ("El pingüino y la cigüeña.", "Le maïs et Noël, un naïf aïeul.", "Où est-il ? Il est déjà là, voilà."):
+        assert unmask(text)[0] == text

@@ -9,7 +9,8 @@ Steps (`UNMASK_STEPS`, run in this order; each a no-op on ordinary text):
   words that mix scripts, and whole words written in look-alikes of the dominant script
   (Unicode's confusables, UTS #39; table in `data/confusables.json`);
 - `diacritics`: accents dropped from Latin letters when the text reads as English once
-  they are gone (accents in French or Spanish are kept);
+  they are gone; in French or Spanish, the accents their spelling does not use (`ORTHOGRAPHY`:
+  "ã", "ì" or "ö" in French; a grave accent or a second accented vowel in a Spanish word);
 - `leet`: digits and @/$ read as letters in a word of at least `LEET_MIN_LENGTH`
   characters with no more digits than letters ("v4cc1n3s", "th3", "l4"); numbers, a number with its
   unit or ordinal, model names and upper-case codes ("5G", "1918", "3rd", "Win10", "H1N1",
@@ -48,6 +49,11 @@ SPACED_MIN_RUN = 4
 #: letters carry one (the dev split's English queries: at most 0.1%, names; the
 #: `diacritics` transform at its default rate: 13% or more)
 DIACRITICS_MIN_SHARE = 0.03
+#: the same for French and Spanish texts, whose spelling is accented (the dev split: at most
+#: 0.054 undisguised, 0.160 or more under the `diacritics` transform)
+FOREIGN_MARKS_MIN_SHARE = 0.1
+#: and at least this many Latin letters: below, a few accents make a high share
+FOREIGN_MARKS_MIN_LETTERS = 40
 #: share of a text's cased words (3+ letters) that switch case twice or more, from which the
 #: text counts as written in random case (the dev split: at most 0.07 in undisguised queries,
 #: names such as "McCartney"; the `case` transform at its default rate: 0.29 or more)
@@ -197,14 +203,73 @@ def _strip_marks(text: str, where: list[int]) -> tuple[str, list[int]]:
     return _map_chars(text, where, fold)
 
 
+#: The accented letters of a language's spelling; an accent outside them on a Latin letter of
+#: a text in that language is a disguise. Where a language's rules say more (French `à` and `ù`
+#: only in a few words, Spanish at most one accented vowel a word), `_FOREIGN_WORD` applies them.
+ORTHOGRAPHY = {"fr": frozenset("àâæçéèêëîïôœùûüÿ"), "es": frozenset("áéíóúüñ")}
+_FRENCH_GRAVE_A = frozenset({"à", "là", "déjà", "voilà", "delà", "holà", "çà"})
+_ACUTE_VOWELS = frozenset("áéíóú")
+_DIAERESIS = frozenset("ëïüÿ")
+_VOWELS = "aeiouy"
+#: a word with its combining marks
+_MARKED_WORD = re.compile(r"[^\W\d_](?:[^\W\d_]|[\u0300-\u036f])*")
+
+
+def _foreign_marks(text: str, where: list[int], lang: str) -> tuple[str, list[int]]:
+    """Drop the accents that the spelling of `lang` does not use, word by word."""
+    inventory = ORTHOGRAPHY[lang]
+
+    def fold(m: re.Match[str]) -> list[tuple[str, int]] | None:
+        word = m.group()
+        if word.isascii():
+            return None
+        # one letter with its marks composed, at the index of its base letter
+        letters: list[tuple[str, int]] = []
+        for k, ch in enumerate(word):
+            if unicodedata.category(ch) == "Mn" and letters:
+                base, at = letters[-1]
+                letters[-1] = (unicodedata.normalize("NFC", base + ch), at)
+            else:
+                letters.append((ch, m.start() + k))
+        lower = unicodedata.normalize("NFC", word).lower()
+        strip_all = ((lang == "es" and sum(ch in _ACUTE_VOWELS for ch in lower) > 1)
+                     or (lang == "fr" and "à" in lower and lower not in _FRENCH_GRAVE_A)
+                     or (lang == "fr" and "ù" in lower and lower != "où"))
+        out = []
+        for j, (letter, at) in enumerate(letters):
+            before = unicodedata.normalize("NFD", letters[j - 1][0])[0].lower() if j else ""
+            # a diaeresis follows a vowel in French (naïf, Noël) and a g in Spanish (pingüino)
+            misplaced = letter.lower() in _DIAERESIS and (not before or before not in (_VOWELS if lang == "fr" else "g"))
+            base = unicodedata.normalize("NFD", letter)[0].lower()
+            # only vowels: the marks on consonants (ñ, ç) are a language's own letters
+            if (letter.isascii() or _script(letter[0]) != "latin" or base not in _VOWELS
+                    or (letter.lower() in inventory and not strip_all and not misplaced)):
+                out.append((letter, at))
+            else:
+                out.append((unicodedata.normalize("NFD", letter)[0], at))
+        flat = [(ch, at) for letter, at in out for ch in letter]
+        return None if "".join(ch for ch, _ in flat) == word else flat
+
+    return _sub(text, where, _MARKED_WORD, fold)
+
+
 def _diacritics(text: str, where: list[int]) -> tuple[str, list[int]]:
     # names keep their accents ("Reykjavík"): only a text with many accented letters is disguised
     if accented_share(text) < DIACRITICS_MIN_SHARE:
         return text, where
     folded, idx = _strip_marks(text, where)
-    if folded == text or guess_language(folded) != "en":
+    if folded == text:
         return text, where
-    return folded, idx
+    lang = guess_language(folded)
+    if lang == "en":
+        return folded, idx
+    # Outside English, only a text far more accented than the language's own spelling is
+    # read as disguised (a short text's language guess is unreliable: "El pingüino y la
+    # cigüeña" reads as French, and must keep its ñ).
+    if (lang in ORTHOGRAPHY and accented_share(text) >= FOREIGN_MARKS_MIN_SHARE
+            and len(_LATIN_LETTER.findall(text)) >= FOREIGN_MARKS_MIN_LETTERS):
+        return _foreign_marks(text, where, lang)
+    return text, where
 
 
 def accented_share(text: str) -> float:
