@@ -45,8 +45,10 @@ def test_summary_reads_each_concurrency_against_the_cli_batch_rate(tmp_path):
                 log.write("second", key=f"unique-c8-r{repeat}-{second}", phase="unique-c8", repeat=repeat, second=second,
                           concurrency=8, completed=n, errors=0, error_kinds=[], latencies_ms=[50.0] * n, rss_mb=100.0,
                           total_completed=0)
+            log.write("batches", key=f"unique-c8-r{repeat}", phase="unique-c8", repeat=repeat, batches=5, texts=20)
     summary = summarise(path)
     phase = summary["phases"]["unique-c8"]
+    assert phase["texts_per_guard_call"] == 4.0
     assert phase["requests_per_s_repeats"] == [11.0, 14.0] and phase["requests_per_s"] == 12.5
     assert summary["cli"]["texts_per_s"] == 25.0 and phase["share_of_cli"] == 0.5
-    assert "| unique-c8 | 4 | 50 | 12.5 | 0.50 |" in render_summary(summary)
+    assert "| unique-c8 | 4 | 50 | 12.5 | 0.50 | 4.0 |" in render_summary(summary)

@@ -194,7 +194,12 @@ def run_service_bench(
                          **cli_batch_rate(settings, db, [next(fresh) for _ in range(params.cli_texts)]))
             for n in params.concurrency:
                 say(f"repeat {r + 1}/{params.repeats}: unique texts for {duration:.0f} s, {n} clients ...")
+                before = _server_batches(server)
                 asyncio.run(_drive(server, unique_phase(n), duration, n, next_unique, runlog, r))
+                after = _server_batches(server)
+                # how many texts the runner gathered into each guard call during the phase
+                runlog.write("batches", key=f"{unique_phase(n)}-r{r}", phase=unique_phase(n), repeat=r,
+                             batches=after[0] - before[0], texts=after[1] - before[1])
         say("the embedder and the guard alone, in this process, on new texts of the same kind (ceilings) ...")
         runlog.write("ceilings", **ceilings(settings, db, [next(fresh) for _ in range(4000)], seconds=15.0,
                                             batch=max(params.concurrency)))
@@ -278,6 +283,14 @@ def _load_average() -> float:
         return float("nan")
 
 
+def _server_batches(server: ServiceProcess) -> tuple[float, float]:
+    """(guard calls, texts in them) so far, from the server's /metrics."""
+    import httpx
+
+    found = _batches(httpx.get(f"{server.url}/metrics", timeout=30).text)
+    return found["batches"], found["batches"] * found["mean_texts"]
+
+
 def _batches(metrics: str) -> dict[str, float]:
     """Number of claim-guard batches and their mean size, from the server's histogram."""
     values = {}
@@ -286,7 +299,7 @@ def _batches(metrics: str) -> dict[str, float]:
             if line.startswith(name + " "):
                 values[name.rsplit("_", 1)[1]] = float(line.rsplit(" ", 1)[1])
     count = values.get("count", 0.0)
-    return {"batches": count, "mean_texts": round(values.get("sum", 0.0) / count, 2) if count else 0.0}
+    return {"batches": count, "mean_texts": values.get("sum", 0.0) / count if count else 0.0}
 
 
 def _texts_checked(metrics: str) -> dict[str, float]:
@@ -332,6 +345,10 @@ def summarise(path: Path) -> dict[str, Any]:
             "load_avg_1m_median": float(np.median([s.get("load_avg_1m", np.nan) for s in seconds])),
             "stalled_s": round(float(sum(s.get("stalled_s", 0.0) for s in seconds)), 2),
         }
+    for phase, p in summary["phases"].items():
+        batches = [e.data for e in events if e.type == "batches" and e.data["phase"] == phase]
+        if batches and sum(b["batches"] for b in batches):
+            p["texts_per_guard_call"] = round(sum(b["texts"] for b in batches) / sum(b["batches"] for b in batches), 2)
     cli = [e.data for e in events if e.type == "cli"]
     if cli:
         rate = statistics.median(c["texts_per_s"] for c in cli)
@@ -358,13 +375,14 @@ def summarise(path: Path) -> dict[str, Any]:
 
 
 def render_summary(summary: dict[str, Any]) -> str:
-    lines = ["| phase | s | requests | req/s | / CLI batch rate | median req/s (per second) | worst second | p50 ms | p95 ms | p99 ms | errors | RSS first/last/max MB | RSS slope MB/min | load avg |",
-             "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: |"]
+    lines = ["| phase | s | requests | req/s | / CLI batch rate | texts per guard call | median req/s (per second) | worst second | p50 ms | p95 ms | p99 ms | errors | RSS first/last/max MB | RSS slope MB/min | load avg |",
+             "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: |"]
     for phase, p in summary["phases"].items():
         lat, rss = p["latency_ms"], p["rss_mb"]
         share = p.get("share_of_cli")
         lines.append(f"| {phase} | {p['seconds']} | {p['requests']} | {p['requests_per_s']} | "
-                     f"{'' if share is None else f'{share:.2f}'} | {p['requests_per_s_median_second']:g} | "
+                     f"{'' if share is None else f'{share:.2f}'} | {p.get('texts_per_guard_call', '')} | "
+                     f"{p['requests_per_s_median_second']:g} | "
                      f"{p['requests_per_s_min_second']} | {lat['p50']} | {lat['p95']} | {lat['p99']} | {p['errors']} | "
                      f"{rss['first']:.0f} / {rss['last']:.0f} / {rss['max']:.0f} | {p['rss_slope_mb_per_min']} | "
                      f"{p.get('load_avg_1m_median', float('nan')):.1f} |")
