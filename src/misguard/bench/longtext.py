@@ -1,6 +1,6 @@
 """A long page through the claim guard: where its time goes, next to the machine's ceiling.
 
-Each repeat builds two new pages of about `words` words from real statements (any claim
+Each repeat builds two new pages of `words` words of real statements (any claim
 file: Snopes, LIAR, ...) in paragraphs of five sentences, with one of the shipped sample
 claims every seventh sentence (the store is expected to hold them, so some chunks flag), and
 checks them against a claim store of realistic size through the public API:
@@ -47,8 +47,8 @@ def sample_claims() -> list[str]:
 
 
 def build_page(prose: list[str], claims: list[str], words: int, start: int) -> str:
-    """About `words` words: sentences of `prose` from `start` (wrapping around) in paragraphs of
-    five, a claim of `claims` after every `CLAIM_EVERY` prose sentences."""
+    """`words` words of prose (sentences of `prose` from `start`, wrapping around), a claim of
+    `claims` after every `CLAIM_EVERY` prose sentences on top, in paragraphs of five."""
     if not prose:
         raise DataError("no prose sentences to build a page from")
     sentences: list[str] = []

@@ -66,7 +66,7 @@ def long_text(
     db: Annotated[Path, typer.Option("--db", help="A claim store of realistic size holding the shipped sample claims (misguard claims add --db DIR --sample FILE ...).")],
     texts: Annotated[str, typer.Option(help="Statements the pages are written from: any claim file (Snopes JSONL, LIAR TSV, ...) or a dataset file by name.")],
     output: Annotated[Path, typer.Option(help="Directory for the run log and summary.")] = Path("runs/bench-long-text"),
-    words: Annotated[int, typer.Option(min=50, help="Words per page.")] = 5000,
+    words: Annotated[int, typer.Option(min=50, help="Words of prose per page (the inserted sample claims come on top).")] = 5000,
     repeats: Annotated[int, typer.Option(min=1, help="Repetitions, each on new pages; medians are reported.")] = 3,
 ) -> None:
     """A long page through the claim guard: check_document end to end, its embedding and the
