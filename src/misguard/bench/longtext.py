@@ -77,11 +77,16 @@ def run_longtext_bench(
         raise ConfigError(f"No claim store at {db}; build one with: misguard claims add --db {db} FILE")
     prose = [c.text for c in read_claims(texts_file)]
     claims = sample_claims()
-    # No disk cache (every text is new anyway); a memory cache big enough to hold a page's
-    # vectors for the second, embedding-free pass.
-    embedder = get_embedder(None, settings.embed.model_copy(update={"cache_dir": None, "memory_cache_size": 100_000}))
-    store = ClaimStore.open(db, embedder)
-    guard = ClaimGuard(store, cache_size=0)
+    def open_guard() -> tuple[Any, ClaimStore, ClaimGuard]:
+        # No disk cache; a memory cache big enough to hold a page's vectors for the second,
+        # embedding-free pass. A new one per repeat: the sample claims recur in every page.
+        embedder = get_embedder(None, settings.embed.model_copy(update={"cache_dir": None, "memory_cache_size": 100_000}))
+        store = ClaimStore.open(db, embedder)
+        guard = ClaimGuard(store, cache_size=0)
+        guard.check_many(["Warm-up: the topic centroids and the claim cues load here, not in a timed part."])
+        return embedder, store, guard
+
+    embedder, store, guard = open_guard()
     header = RunHeader(
         kind="bench.longtext", settings=public_settings(settings),
         components={"embedder": embedder.describe(), "guard": guard.describe()},
@@ -91,11 +96,13 @@ def run_longtext_bench(
     )
     output.mkdir(parents=True, exist_ok=True)
     log = RunLog.open(output / "runlog.jsonl", header, resume=False)
-    guard.check_many(["Warm-up: the topic centroids and the claim cues load here, not in a timed part."])
-    token_count = getattr(embedder, "token_count", None)
     figures: dict[str, list[float]] = {}
     try:
         for r in range(repeats):
+            if r:
+                store.close()
+                embedder, store, guard = open_guard()
+            token_count = getattr(embedder, "token_count", None)
             gemm = gemm_gflops(1)
             page = build_page(prose, claims, words, start=(2 * r) * 400)
             other = build_page(prose, claims, words, start=(2 * r + 1) * 400)
