@@ -194,12 +194,14 @@ def run_service_bench(
                          **cli_batch_rate(settings, db, [next(fresh) for _ in range(params.cli_texts)]))
             for n in params.concurrency:
                 say(f"repeat {r + 1}/{params.repeats}: unique texts for {duration:.0f} s, {n} clients ...")
-                before = _server_batches(server)
+                before, cpu = _server_batches(server), (_cpu_s(server.pid), time.process_time())
                 asyncio.run(_drive(server, unique_phase(n), duration, n, next_unique, runlog, r))
                 after = _server_batches(server)
-                # how many texts the runner gathered into each guard call during the phase
+                # how many texts the runner gathered into each guard call during the phase, and
+                # the CPU time the server and this client spent (they share the machine's cores)
                 runlog.write("batches", key=f"{unique_phase(n)}-r{r}", phase=unique_phase(n), repeat=r,
-                             batches=after[0] - before[0], texts=after[1] - before[1])
+                             batches=after[0] - before[0], texts=after[1] - before[1],
+                             server_cpu_s=_cpu_s(server.pid) - cpu[0], client_cpu_s=time.process_time() - cpu[1])
         say("the embedder and the guard alone, in this process, on new texts of the same kind (ceilings) ...")
         runlog.write("ceilings", **ceilings(settings, db, [next(fresh) for _ in range(4000)], seconds=15.0,
                                             batch=max(params.concurrency)))
@@ -233,10 +235,11 @@ def cli_batch_rate(settings: Settings, db: Path, texts: list[str]) -> dict[str, 
         inp, out = Path(tmp) / "in.jsonl", Path(tmp) / "out.jsonl"
         inp.write_text("".join(json.dumps({"id": i, "text": t}, ensure_ascii=False) + "\n" for i, t in enumerate(texts)),
                        encoding="utf-8")
-        started = time.perf_counter()
+        started, children = time.perf_counter(), os.times()
         done = subprocess.run([*exe, "check", "--db", str(db), "--input", str(inp), "--output", str(out)],
                               capture_output=True, text=True, env={**os.environ, "COLUMNS": "200"})
-        wall = time.perf_counter() - started
+        wall, cpu = time.perf_counter() - started, os.times()
+        cpu_s = cpu.children_user + cpu.children_system - children.children_user - children.children_system
         if done.returncode != 0:
             raise ConfigError(f"misguard check --input failed ({done.returncode}): {done.stderr.strip()[-500:]}")
         rows = sum(1 for line in out.read_text(encoding="utf-8").splitlines() if line.strip())
@@ -245,7 +248,8 @@ def cli_batch_rate(settings: Settings, db: Path, texts: list[str]) -> dict[str, 
         raise ConfigError(f"misguard check --input did not report checking {len(texts)} texts: {done.stdout.strip()[-300:]}")
     seconds = float(found.group(2))
     return {"texts": len(texts), "seconds": seconds, "texts_per_s": round(len(texts) / seconds, 2),
-            "wall_s": round(wall, 2), "texts_per_s_with_start": round(len(texts) / wall, 2), "load_avg_1m": load}
+            "wall_s": round(wall, 2), "texts_per_s_with_start": round(len(texts) / wall, 2), "load_avg_1m": load,
+            "cpu_s": round(cpu_s, 2)}
 
 
 def ceilings(settings: Settings, db: Path, texts: list[str], *, seconds: float, batch: int) -> dict[str, Any]:
@@ -279,6 +283,15 @@ def _load_average() -> float:
     """The machine's 1-minute load average: how much the run competed for the cores."""
     try:
         return float(Path("/proc/loadavg").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return float("nan")
+
+
+def _cpu_s(pid: int) -> float:
+    """User + system CPU seconds of a process so far (Linux /proc); NaN elsewhere."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
     except (OSError, ValueError, IndexError):
         return float("nan")
 
@@ -349,10 +362,15 @@ def summarise(path: Path) -> dict[str, Any]:
         batches = [e.data for e in events if e.type == "batches" and e.data["phase"] == phase]
         if batches and sum(b["batches"] for b in batches):
             p["texts_per_guard_call"] = round(sum(b["texts"] for b in batches) / sum(b["batches"] for b in batches), 2)
+        if batches and "server_cpu_s" in batches[0] and p["requests"]:
+            for who in ("server", "client"):
+                p[f"{who}_cpu_ms_per_request"] = round(1000 * sum(b[f"{who}_cpu_s"] for b in batches) / p["requests"], 1)
     cli = [e.data for e in events if e.type == "cli"]
     if cli:
         rate = statistics.median(c["texts_per_s"] for c in cli)
         summary["cli"] = {"texts_per_s": round(rate, 2), "runs": [c["texts_per_s"] for c in cli],
+                          "cpu_ms_per_text": round(1000 * sum(c.get("cpu_s", float("nan")) for c in cli)
+                                                   / sum(c["texts"] for c in cli), 1),
                           "texts_per_s_with_start": round(statistics.median(c["texts_per_s_with_start"] for c in cli), 2),
                           "texts": cli[-1]["texts"]}
         for phase, p in summary["phases"].items():
@@ -392,8 +410,12 @@ def render_summary(summary: dict[str, Any]) -> str:
     if "cli" in summary:
         c = summary["cli"]
         lines.append(f"\n`misguard check --input`, {c['texts']} new texts per run: {c['texts_per_s']} texts/s (median of "
-                     f"{c['runs']}; {c['texts_per_s_with_start']} with process start); req/s of each unique phase is "
-                     f"the median over repeats, read against it")
+                     f"{c['runs']}; {c['texts_per_s_with_start']} with process start; {c['cpu_ms_per_text']} ms of CPU "
+                     f"per text, start included); req/s of each unique phase is the median over repeats, read against it")
+        cpu = [f"{phase} {p['server_cpu_ms_per_request']} + {p['client_cpu_ms_per_request']}"
+               for phase, p in summary["phases"].items() if "server_cpu_ms_per_request" in p]
+        if cpu:
+            lines.append(f"\nCPU ms per request, server + this client: {', '.join(cpu)}")
     if "ceilings" in summary:
         c = summary["ceilings"]
         for what, label in (("embedder", "embedder alone (one embedding per text)"),
