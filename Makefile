@@ -79,6 +79,10 @@ bench: install-test install-demo
 	  $(BIN)/misguard claims add --db runs/bench-service-store src/misguard/claims/data/sample_claims.jsonl $(SHARED_DATA)/claims/liar/test.tsv && \
 	  $(BIN)/misguard bench service --db runs/bench-service-store --texts $(SHARED_DATA)/claims/liar/train.tsv --output runs/bench-service; \
 	else echo "bench service skipped: no LIAR texts at $(SHARED_DATA)/claims/liar"; fi
+	@if [ -d "$(SHARED_DATA)/claims/liar" ] && [ -d "$(SHARED_DATA)/claims/snopes-cs598gw" ]; then \
+	  $(BIN)/misguard claims add --db runs/bench-long-text-store src/misguard/claims/data/sample_claims.jsonl $(SHARED_DATA)/claims/liar/train.tsv && \
+	  $(BIN)/misguard bench long-text --db runs/bench-long-text-store --texts $(SHARED_DATA)/claims/snopes-cs598gw/snopes_claims.jsonl --output runs/bench-long-text; \
+	else echo "bench long-text skipped: no LIAR or Snopes data at $(SHARED_DATA)/claims"; fi
 
 # The parameter tables in docs/ are generated from the settings models; `make docs` refreshes
 # them after a parameter changes (a test fails until it is run).

@@ -59,6 +59,26 @@ def embed(
     )
 
 
+@bench_app.command("long-text")
+@friendly_errors
+def long_text(
+    ctx: typer.Context,
+    db: Annotated[Path, typer.Option("--db", help="A claim store of realistic size holding the shipped sample claims (misguard claims add --db DIR --sample FILE ...).")],
+    texts: Annotated[str, typer.Option(help="Statements the pages are written from: any claim file (Snopes JSONL, LIAR TSV, ...) or a dataset file by name.")],
+    output: Annotated[Path, typer.Option(help="Directory for the run log and summary.")] = Path("runs/bench-long-text"),
+    words: Annotated[int, typer.Option(min=50, help="Words of prose per page (the inserted sample claims come on top).")] = 5000,
+    repeats: Annotated[int, typer.Option(min=1, help="Repetitions, each on new pages; medians are reported.")] = 3,
+) -> None:
+    """A long page through the claim guard: check_document end to end, its embedding and the
+    rest apart, the same page with every vector cached, and the page as one text (check),
+    next to the machine's fp32 GEMM rate."""
+    from ..bench.longtext import run_longtext_bench
+    from ..data import resolve
+
+    settings = settings_from(ctx)
+    run_longtext_bench(settings, db, resolve(texts, settings), output, words=words, repeats=repeats, console=console)
+
+
 @bench_app.command("embed-parity")
 @friendly_errors
 def embed_parity(

@@ -73,16 +73,23 @@ def bench_service(
     ctx: typer.Context,
     db: DbOption,
     output: Annotated[Path, typer.Option(help="Directory for the run log and summary.")] = Path("runs/bench-service"),
-    duration: Annotated[float, typer.Option(help="Seconds of sustained load per phase.")] = 60.0,
-    concurrency: Annotated[int, typer.Option(help="Requests in flight at once.")] = 16,
+    duration: Annotated[float, typer.Option(help="Seconds of unique texts per concurrency and repeat.")] = 30.0,
+    concurrency: Annotated[str, typer.Option(help="Clients in flight at once, one unique-text phase each (comma-separated).")] = "1,8,32",
     texts: Annotated[Optional[str], typer.Option(help="Texts to send: any claim file (JSONL with 'text', CSV, LIAR TSV) or a dataset file by name (liar/train.tsv); default the shipped sample, made unique by suffixes.")] = None,
     repeat_duration: Annotated[float, typer.Option(help="Seconds of repeated texts (answered from the cache).")] = 20.0,
+    repeats: Annotated[int, typer.Option(help="Rounds of (misguard check --input, then every concurrency); medians are reported.")] = 2,
+    cli_texts: Annotated[int, typer.Option(help="New texts per `misguard check --input` run, the batch rate the service is read against.")] = 1000,
 ) -> None:
-    """Start `misguard serve` on loopback and drive it with single-text checks: requests/s,
-    p50/p95 latency, errors and the server's RSS over time."""
+    """Start `misguard serve` on loopback and drive it with single-text checks at 1, 8 and 32
+    clients: requests/s next to `misguard check --input`'s batch rate on the same kind of
+    texts, p50/p95 latency, errors and the server's RSS over time."""
     from ..bench.service import run_service_bench
     from ..data import resolve
 
     settings = settings_from(ctx)
-    run_service_bench(settings, db, output, duration=duration, concurrency=concurrency,
+    try:
+        levels = tuple(int(x) for x in concurrency.split(",") if x.strip())
+    except ValueError:
+        raise ConfigError(f"--concurrency takes numbers separated by commas (e.g. 1,8,32), not {concurrency!r}") from None
+    run_service_bench(settings, db, output, duration=duration, concurrency=levels, repeats=repeats, cli_texts=cli_texts,
                       texts_file=resolve(texts, settings) if texts else None, repeat_duration=repeat_duration, console=console)

@@ -33,3 +33,22 @@ def test_summary_is_rendered_from_the_log(tmp_path):
     assert summary["phases"]["repeat"]["error_kinds"] == ["HTTP 503"]
     table = render_summary(summary)
     assert "| unique | 3 | 126 | 42.0 |" in table and "cached" in table
+
+
+def test_summary_reads_each_concurrency_against_the_cli_batch_rate(tmp_path):
+    path = tmp_path / "runlog.jsonl"
+    with RunLog.open(path, RunHeader(kind="bench.service", params={}), resume=False) as log:
+        for repeat, cli_rate, rates in ((0, 20.0, (10, 12)), (1, 30.0, (14, 14))):
+            log.write("cli", key=f"cli-r{repeat}", repeat=repeat, texts=100, seconds=100 / cli_rate, texts_per_s=cli_rate,
+                      wall_s=1.0, texts_per_s_with_start=cli_rate / 2, load_avg_1m=1.0)
+            for second, n in enumerate(rates, start=1):
+                log.write("second", key=f"unique-c8-r{repeat}-{second}", phase="unique-c8", repeat=repeat, second=second,
+                          concurrency=8, completed=n, errors=0, error_kinds=[], latencies_ms=[50.0] * n, rss_mb=100.0,
+                          total_completed=0)
+            log.write("batches", key=f"unique-c8-r{repeat}", phase="unique-c8", repeat=repeat, batches=5, texts=20)
+    summary = summarise(path)
+    phase = summary["phases"]["unique-c8"]
+    assert phase["texts_per_guard_call"] == 4.0
+    assert phase["requests_per_s_repeats"] == [11.0, 14.0] and phase["requests_per_s"] == 12.5
+    assert summary["cli"]["texts_per_s"] == 25.0 and phase["share_of_cli"] == 0.5
+    assert "| unique-c8 | 4 | 50 | 12.5 | 0.50 | 4.0 |" in render_summary(summary)
