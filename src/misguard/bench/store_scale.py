@@ -37,6 +37,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ..claims import ClaimGuard, ClaimStore, read_claims
+from ..claims._storage import hubness
 from ..claims._sources import LIAR, SNOPES, load_checkthat, load_true_claims
 from ..config import Settings
 from ..embed import get_embedder
@@ -46,6 +47,8 @@ from ..types import Claim
 
 #: Claims per `add` while the large store is written (one index generation each).
 BATCH = 100_000
+#: Search breadths (`ClaimStore.ann_ef`) measured on the tuning queries.
+EF_CHOICES = (32, 64, 128, 256, 512)
 
 
 def run_store_scale_bench(settings: Settings, output: Path, *, data: Path, stores: Path, claims: int = 1_000_000,
@@ -75,13 +78,16 @@ def run_store_scale_bench(settings: Settings, output: Path, *, data: Path, store
         for name, sets in query_sets.items():
             for split, texts in sets.items():
                 vectors = embedder.embed(texts, "query")
+                # The breadth is chosen on the train tweets: there every candidate is measured.
+                breadths = EF_CHOICES if split == "train" else (ClaimStore.ann_ef,)
                 for library in libraries or (ClaimStore.ann_library,):
-                    with ClaimStore.open(real[name][0], embedder, index="exact") as exact, \
-                            _with_library(library), ClaimStore.open(real[name][0], embedder, index="approximate") as approx:
-                        for flaggable in (False, True):
-                            log.write("recall", store=name, split=split, flaggable_only=flaggable, claims=len(exact),
-                                      library=library, queries=len(texts),
-                                      recall=_recall(approx, exact, vectors, 10, flaggable))
+                    for ef in breadths:
+                        with ClaimStore.open(real[name][0], embedder, index="exact") as exact, _with_library(library, ef), \
+                                ClaimStore.open(real[name][0], embedder, index="approximate") as approx:
+                            for flaggable in (False, True):
+                                log.write("recall", store=name, split=split, flaggable_only=flaggable, claims=len(exact),
+                                          library=library, ef=ef, queries=len(texts),
+                                          recall=_recall(approx, exact, vectors, 10, flaggable))
         console.print("recall on the real stores measured", highlight=False)
         # The large store, from mixes of the real claims' vectors.
         big = stores / f"synthetic-{claims}"
@@ -97,8 +103,16 @@ def run_store_scale_bench(settings: Settings, output: Path, *, data: Path, store
                 with _with_library(library or ClaimStore.ann_library), ClaimStore.open(big, embedder, index=mode) as approx:
                     for flaggable in (False, True):
                         log.write("recall", store=f"synthetic-{claims}", split="test", flaggable_only=flaggable,
-                                  library=approx.stats()["approximate_index"], claims=len(exact), queries=len(texts),
+                                  library=approx.stats()["approximate_index"], ef=ClaimStore.ann_ef, claims=len(exact),
+                                  queries=len(texts),
                                   recall=_recall(approx, exact, query_vectors, 10, flaggable))
+        # What each add cost before adds computed hubness only for the added claims.
+        with ClaimStore.open(big, embedder, index="exact") as exact:
+            with exact.blas_single_thread():
+                started = time.perf_counter()
+                hubness(exact.vectors)
+            log.write("hubness_every_claim", claims=len(exact), seconds=time.perf_counter() - started,
+                      load=os.getloadavg()[0])
         context = multiprocessing.get_context("spawn")
         for repeat in range(repeats):
             for mode in (arms if repeat % 2 == 0 else arms[::-1]):
@@ -197,14 +211,16 @@ def _recall(approx: ClaimStore, exact: ClaimStore, vectors: np.ndarray, k: int, 
 
 
 @contextmanager
-def _with_library(library: str) -> Iterator[None]:
-    """Handles opened inside build their approximate index with `library`."""
-    before = ClaimStore.ann_library
+def _with_library(library: str, ef: int | None = None) -> Iterator[None]:
+    """Handles opened inside build their approximate index with `library` (and search it
+    with `ef` candidates)."""
+    before = ClaimStore.ann_library, ClaimStore.ann_ef
     ClaimStore.ann_library = library
+    ClaimStore.ann_ef = ef or before[1]
     try:
         yield
     finally:
-        ClaimStore.ann_library = before
+        ClaimStore.ann_library, ClaimStore.ann_ef = before
 
 
 def _rss_mb() -> tuple[float, float]:
@@ -273,6 +289,9 @@ def summarise(path: Path) -> dict[str, Any]:
                 "open_seconds": statistics.median(r["open_seconds"] for r in runs),
             }
     out["checks"] = modes
+    every = by("hubness_every_claim")
+    if every:
+        out["hubness_every_claim"] = every[-1]
     adds = by("add_one")
     if adds:
         out["add_one"] = {"claims": adds[-1]["claims"], "median_seconds": statistics.median(a["seconds"] for a in adds),
@@ -290,7 +309,7 @@ def render_summary(summary: dict[str, Any]) -> Table:
     table.add_column("measure")
     table.add_column("value", justify="right")
     for r in summary["recall"]:
-        table.add_row(f"recall@10 {r.get('library')} {r['store']} ({r['claims']}) {r['split']}"
+        table.add_row(f"recall@10 {r.get('library')} ef={r.get('ef')} {r['store']} ({r['claims']}) {r['split']}"
                       f"{' false-rated' if r['flaggable_only'] else ''}",
                       f"{r['recall']:.4f}")
     for mode, m in summary["checks"].items():
@@ -299,6 +318,9 @@ def render_summary(summary: dict[str, Any]) -> Table:
         table.add_row(f"index={mode}: search p50 / p95 ms", f"{m['search_p50_ms']:.2f} / {m['search_p95_ms']:.2f}")
         table.add_row(f"index={mode}: RSS / peak MiB, open s",
                       f"{m['rss_mb']:.0f} / {m['peak_rss_mb']:.0f}, {m['open_seconds']:.1f}")
+    if "hubness_every_claim" in summary:
+        h = summary["hubness_every_claim"]
+        table.add_row(f"hubness of all {h['claims']} claims (each add, before), s", f"{h['seconds']:.1f}")
     if "add_one" in summary:
         a = summary["add_one"]
         table.add_row(f"one-claim add to {a['claims']} claims: median / max s", f"{a['median_seconds']:.1f} / {a['max_seconds']:.1f}")

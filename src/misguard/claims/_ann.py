@@ -24,8 +24,10 @@ ANN_THRESHOLD = 100_000
 #: embeddings; recall is tuned with the search-time list (`ANN_EF`) instead.
 ANN_M = 16
 ANN_EF_CONSTRUCTION = 128
-#: Search-time candidate list (at least the number of results asked for).
-ANN_EF = 64
+#: Search-time candidate list: a search returns this many candidates (at least the number
+#: of results asked for), all scored exactly; chosen on CheckThat-2020 train tweets (see
+#: docs/experiments/2026-11-26-claim-store-scale.md).
+ANN_EF = 256
 LIBRARIES = ("usearch", "hnswlib")
 
 
@@ -129,7 +131,7 @@ class AnnIndex:
             self._impl.add_items(vectors, slots, num_threads=threads or -1, replace_deleted=False)
 
     def search(self, queries: np.ndarray, k: int) -> np.ndarray:
-        """Candidate slots (m, k) nearest first, -1 where fewer than k were found. One thread:
+        """Candidate slots (m, max(k, ef)) nearest first, -1 where fewer were found. One thread:
         a check searches one query, and the machine's other core embeds the next one."""
         queries = np.ascontiguousarray(np.atleast_2d(queries), dtype=np.float32)
         m = queries.shape[0]
@@ -137,9 +139,10 @@ class AnnIndex:
         n = len(self)
         if n == 0 or k <= 0:
             return out
-        kk = min(k, n)
+        kk = min(max(k, self.ef), n)  # the graph search visits `ef` anyway: return them all
         if self.ef < kk:
             self.set_ef(kk)
+        out = np.full((m, kk), -1, dtype=np.int64)
         if self.library == "usearch":
             matches = self._impl.search(queries, kk, threads=1)
             if m == 1:  # one query gives `Matches`, as long as what it found

@@ -36,7 +36,7 @@ import numpy as np
 from ..embed import Embedder
 from ..errors import ConfigError, StoreError
 from ..types import Claim
-from ._ann import ANN_THRESHOLD, AnnIndex, ann_file
+from ._ann import ANN_EF, ANN_THRESHOLD, AnnIndex, ann_file
 from ._storage import (
     _COLUMNS,
     _TOPIC_IDS,
@@ -98,6 +98,8 @@ class ClaimStore(StoreWrites):
     ann_library = "usearch"
     #: From how many claims on a store keeps (and `auto` searches) an approximate index.
     ann_threshold = ANN_THRESHOLD
+    #: Candidates the approximate index returns per search, all scored exactly.
+    ann_ef = ANN_EF
 
     def __init__(self, path: Path, embedder: Embedder, conn: sqlite3.Connection, *, load: bool = True,
                  index: str = "auto") -> None:
@@ -220,9 +222,20 @@ class ClaimStore(StoreWrites):
             flags = self._read_flags(count)
             ann = self._read_ann(meta, generation, count, dim)
         self._set_state(generation, vectors, topic_ids, hubs, flags)
-        self._ann = ann
         if ann is None and self.index_mode == "approximate" and count:
-            self._ann = AnnIndex.build(self.ann_library, vectors)
+            ann = AnnIndex.build(self.ann_library, vectors)
+        self._set_ann(ann)
+
+    def _reload_ann(self) -> None:
+        """After a failed write: this generation's approximate index, from its file again."""
+        self._ann = None
+        if self.generation >= 0 and len(self):
+            self._set_ann(self._read_ann(self._meta(), self.generation, len(self), self.vectors.shape[1]))
+
+    def _set_ann(self, ann: AnnIndex | None) -> None:
+        self._ann = ann
+        if ann is not None:
+            ann.set_ef(self.ann_ef)
 
     def _read_ann(self, meta: dict[str, str], generation: int, count: int, dim: int) -> AnnIndex | None:
         """The approximate index of `generation` (inside the read transaction of its load).
@@ -423,7 +436,7 @@ class ClaimStore(StoreWrites):
             wanted = int(np.ceil(2 * k / share))
             if wanted > MAX_CANDIDATES:
                 return self._search(queries, k, topics=None, flaggable_only=True, exact=True)
-        candidates = self._ann.search(queries, wanted)
+        candidates = self._ann.search(queries, wanted)  # at least `ann_ef` per query
         for i, row in enumerate(candidates):
             row = row[(row >= 0) & (row < n)]  # a concurrent write may add slots this state lacks
             if flaggable_only:

@@ -246,18 +246,18 @@ class StoreWrites:
         except (OSError, sqlite3.Error) as exc:
             for leftover in files:
                 leftover.unlink(missing_ok=True)
-            self._ann = None  # it may hold this write's claims: loaded again from the files
+            self._reload_ann()  # it may hold this write's claims
             raise StoreError(f"Could not write {self.path} ({source}); nothing was changed: {exc}") from None
         except BaseException:
             for leftover in files:
                 leftover.unlink(missing_ok=True)
-            self._ann = None
+            self._reload_ann()
             raise
         drop_older_files(self.path, generation)
         self._set_state(generation, nxt.vectors.astype(np.float32, copy=False), nxt.topic_ids, nxt.hubs, flags)
-        self._ann = ann
         if ann is None and self.index_mode == "approximate":
-            self._ann = AnnIndex.build(self.ann_library, self.vectors)
+            ann = AnnIndex.build(self.ann_library, self.vectors)
+        self._set_ann(ann)
         return nxt
 
     def _next_ann(self, nxt: _Next, generation: int) -> AnnIndex | None:
