@@ -25,7 +25,6 @@ import json
 import multiprocessing
 import os
 import statistics
-import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -37,8 +36,8 @@ from rich.console import Console
 from rich.table import Table
 
 from ..claims import ClaimGuard, ClaimStore, read_claims
+from ..claims._sources import SNOPES, load_checkthat, load_true_claims
 from ..claims._storage import hubness
-from ..claims._sources import LIAR, SNOPES, load_checkthat, load_true_claims
 from ..config import Settings
 from ..embed import get_embedder
 from ..errors import ConfigError
@@ -271,7 +270,7 @@ def summarise(path: Path) -> dict[str, Any]:
     """Figures of a run log: recall per store and query set, check / search p50 and p95 per
     index mode (medians over repeats), RSS, add latency and ingest rate against the raw embedder."""
     header, events = read_runlog(path)
-    by = lambda kind: [e.data for e in events if e.type == kind]  # noqa: E731
+    by = lambda kind: [e.data for e in events if e.type == kind]
     out: dict[str, Any] = {"params": header.params, "recall": by("recall"), "real_store": by("real_store"),
                            "synthetic_add": by("synthetic_add")}
     modes: dict[str, Any] = {}
