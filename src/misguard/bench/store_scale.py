@@ -71,6 +71,10 @@ def run_store_scale_bench(settings: Settings, output: Path, *, data: Path, store
                 "snopes": (stores / "snopes", read_claims(data / SNOPES))}
         for name, (path, rows) in real.items():
             _ensure_store(path, embedder, rows, log, name, console)
+        # The large store, from mixes of the real claims' vectors.
+        big = stores / f"synthetic-{claims}"
+        base_vectors, base_claims = _base(real, embedder)
+        _ensure_synthetic(big, embedder, base_vectors, base_claims, claims, settings.seed, log, console)
         # Recall of the approximate index on the real stores.
         query_sets = {"checkthat": {"train": tweets["train"], "dev+test": tweets["dev"] + tweets["test"]},
                       "snopes": {"liar-true": liar_true}}
@@ -88,10 +92,6 @@ def run_store_scale_bench(settings: Settings, output: Path, *, data: Path, store
                                           library=library, ef=ef, queries=len(texts),
                                           recall=_recall(approx, exact, vectors, 10, flaggable))
         console.print("recall on the real stores measured", highlight=False)
-        # The large store, from mixes of the real claims' vectors.
-        big = stores / f"synthetic-{claims}"
-        base_vectors, base_claims = _base(real, embedder)
-        _ensure_synthetic(big, embedder, base_vectors, base_claims, claims, settings.seed, log, console)
         # Checks and searches in a fresh process per arm, alternating.
         texts = tweets["test"][:queries]
         query_vectors = embedder.embed(texts, "query")
