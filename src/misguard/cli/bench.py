@@ -85,6 +85,7 @@ def store_scale(
     adds: Annotated[int, typer.Option(min=0, help="One-claim adds to the large store.")] = 5,
     batch_claims: Annotated[int, typer.Option(min=1, help="Real claims in the batch add timed against the raw embedder.")] = 256,
     library: Annotated[Optional[list[str]], typer.Option(help="Compare these approximate index libraries (default: the store's).")] = None,
+    real_recall: Annotated[bool, typer.Option(help="Measure recall on the real CheckThat-2020 and Snopes stores.")] = True,
     output: Annotated[Path, typer.Option(help="Directory for the run log and summary.json.")] = Path("runs/bench-store-scale"),
 ) -> None:
     """A claim store of a million claims: check p95 and RSS with the approximate index and
@@ -94,4 +95,4 @@ def store_scale(
 
     run_store_scale_bench(settings_from(ctx), output, data=Path(data), stores=stores, claims=claims, queries=queries,
                           repeats=repeats, adds=adds, batch_claims=batch_claims, libraries=tuple(library or ()),
-                          console=console)
+                          real_recall=real_recall, console=console)
