@@ -261,8 +261,9 @@ def _check_arm(path: str, embed_settings: dict[str, Any], mode: str, texts: list
         store.search(row, guard.k, flaggable_only=True)
         search_ms.append(1000 * (time.perf_counter() - started))
     rss, peak = _rss_mb()
+    library = store.stats()["approximate_index"]
     store.close()
-    return {"claims": len(store), "library": store.stats()["approximate_index"], "open_seconds": open_seconds, "check_ms": check_ms, "search_ms": search_ms,
+    return {"claims": len(store), "library": library, "open_seconds": open_seconds, "check_ms": check_ms, "search_ms": search_ms,
             "rss_mb": rss, "peak_rss_mb": peak}
 
 
