@@ -403,9 +403,10 @@ class ClaimStore(StoreWrites):
             sims = queries @ self.vectors.T
             return _topk(sims, k, scores, slots, None)
         if topics is None:
-            candidates = np.flatnonzero(self.flaggable)
+            # The false-rated claims' rows, copied once per generation (not per query).
+            candidates, block = self._topic_block(None, True)
             if candidates.size:
-                _topk(queries @ self.vectors[candidates].T, k, scores, slots, candidates)
+                _topk(queries @ block.T, k, scores, slots, candidates)
             return scores, slots
         groups: dict[tuple[str, ...], list[int]] = {}
         for i in range(m):
@@ -500,12 +501,13 @@ class ClaimStore(StoreWrites):
             out.update(self._conn.execute(f"SELECT slot, text FROM claims WHERE slot IN ({','.join('?' * len(chunk))})", chunk))
         return out
 
-    def _topic_block(self, topic_id: int, flaggable_only: bool) -> tuple[np.ndarray, np.ndarray]:
-        """(slots, contiguous vectors) of one topic, cached per generation: routing then
-        multiplies only those rows instead of masking the whole index per query."""
-        key = (self.generation, topic_id, flaggable_only)
+    def _topic_block(self, topic_id: int | None, flaggable_only: bool) -> tuple[np.ndarray, np.ndarray]:
+        """(slots, contiguous vectors) of one topic (None: every topic), cached per
+        generation: routing then multiplies only those rows instead of masking the whole
+        index per query."""
+        key = (self.generation, -2 if topic_id is None else topic_id, flaggable_only)
         if key not in self._blocks:
-            mask = self.topic_ids == topic_id
+            mask = np.ones(len(self), dtype=bool) if topic_id is None else self.topic_ids == topic_id
             if flaggable_only:
                 mask &= self.flaggable
             idx = np.flatnonzero(mask)
