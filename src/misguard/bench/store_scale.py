@@ -51,7 +51,7 @@ EF_CHOICES = (32, 64, 128, 256, 512)
 
 def run_store_scale_bench(settings: Settings, output: Path, *, data: Path, stores: Path, claims: int = 1_000_000,
                           queries: int = 200, repeats: int = 2, adds: int = 5, batch_claims: int = 256,
-                          libraries: tuple[str, ...] = (), real_recall: bool = True,
+                          real_recall: bool = True,
                           console: Console | None = None) -> dict[str, Any]:
     console = console or Console()
     embed_settings = settings.embed.model_copy(update={"memory_cache_size": 0, "cache_dir": None})
@@ -61,7 +61,7 @@ def run_store_scale_bench(settings: Settings, output: Path, *, data: Path, store
     header = RunHeader(kind="bench.store_scale", settings=public_settings(settings), seeds={"synthetic": settings.seed},
                        components={"embedder": embedder.describe()},
                        params={"data": str(data), "claims": claims, "queries": queries, "repeats": repeats,
-                               "adds": adds, "batch_claims": batch_claims, "libraries": list(libraries), "cpu_count": os.cpu_count(),
+                               "adds": adds, "batch_claims": batch_claims, "cpu_count": os.cpu_count(),
                                "load_average_1min_at_start": os.getloadavg()[0]})
     checkthat = load_checkthat(data)
     tweets = {split: [q.text for q in checkthat.queries[split]] for split in ("train", "dev", "test")}
@@ -83,28 +83,24 @@ def run_store_scale_bench(settings: Settings, output: Path, *, data: Path, store
                 vectors = embedder.embed(texts, "query")
                 # The breadth is chosen on the train tweets: there every candidate is measured.
                 breadths = EF_CHOICES if split == "train" else (ClaimStore.ann_ef,)
-                for library in libraries or (ClaimStore.ann_library,):
-                    for ef in breadths:
-                        with ClaimStore.open(real[name][0], embedder, index="exact") as exact, _with_library(library, ef), \
-                                ClaimStore.open(real[name][0], embedder, index="approximate") as approx:
-                            for flaggable in (False, True):
-                                log.write("recall", store=name, split=split, flaggable_only=flaggable, claims=len(exact),
-                                          library=library, ef=ef, queries=len(texts),
-                                          recall=_recall(approx, exact, vectors, 10, flaggable))
+                for ef in breadths:
+                    with ClaimStore.open(real[name][0], embedder, index="exact") as exact, _with_breadth(ef), \
+                            ClaimStore.open(real[name][0], embedder, index="approximate") as approx:
+                        for flaggable in (False, True):
+                            log.write("recall", store=name, split=split, flaggable_only=flaggable, claims=len(exact),
+                                      library=approx.ann_library, ef=ef, queries=len(texts),
+                                      recall=_recall(approx, exact, vectors, 10, flaggable))
         console.print("recall on the real stores measured", highlight=False)
         # Checks and searches in a fresh process per arm, alternating.
         texts = tweets["test"][:queries]
         query_vectors = embedder.embed(texts, "query")
-        arms = ["auto", *(f"approximate:{library}" for library in libraries), "exact"]
-        with ClaimStore.open(big, embedder, index="exact") as exact:
-            for arm in arms[:-1]:
-                mode, _, library = arm.partition(":")
-                with _with_library(library or ClaimStore.ann_library), ClaimStore.open(big, embedder, index=mode) as approx:
-                    for flaggable in (False, True):
-                        log.write("recall", store=f"synthetic-{claims}", split="test", flaggable_only=flaggable,
-                                  library=approx.stats()["approximate_index"], ef=ClaimStore.ann_ef, claims=len(exact),
-                                  queries=len(texts),
-                                  recall=_recall(approx, exact, query_vectors, 10, flaggable))
+        arms = ["auto", "exact"]
+        with ClaimStore.open(big, embedder, index="exact") as exact, \
+                ClaimStore.open(big, embedder, index="approximate") as approx:
+            for flaggable in (False, True):
+                log.write("recall", store=f"synthetic-{claims}", split="test", flaggable_only=flaggable,
+                              library=approx.stats()["approximate_index"], ef=ClaimStore.ann_ef, claims=len(exact),
+                              queries=len(texts), recall=_recall(approx, exact, query_vectors, 10, flaggable))
         # What each add cost before adds computed hubness only for the added claims, on the
         # first 100,000 claims (it grows linearly with the store: O(n x 8,192)).
         with ClaimStore.open(big, embedder, index="exact") as exact:
@@ -212,16 +208,14 @@ def _recall(approx: ClaimStore, exact: ClaimStore, vectors: np.ndarray, k: int, 
 
 
 @contextmanager
-def _with_library(library: str, ef: int | None = None) -> Iterator[None]:
-    """Handles opened inside build their approximate index with `library` (and search it
-    with `ef` candidates)."""
-    before = ClaimStore.ann_library, ClaimStore.ann_ef
-    ClaimStore.ann_library = library
-    ClaimStore.ann_ef = ef or before[1]
+def _with_breadth(ef: int) -> Iterator[None]:
+    """Handles opened inside search their approximate index with `ef` candidates."""
+    before = ClaimStore.ann_ef
+    ClaimStore.ann_ef = ef
     try:
         yield
     finally:
-        ClaimStore.ann_library, ClaimStore.ann_ef = before
+        ClaimStore.ann_ef = before
 
 
 def _rss_mb() -> tuple[float, float]:
@@ -240,9 +234,6 @@ def _check_arm(path: str, embed_settings: dict[str, Any], mode: str, texts: list
     from ..config import EmbedSettings
 
     embedder = get_embedder(None, EmbedSettings(**embed_settings))
-    mode, _, library = mode.partition(":")
-    if library:
-        ClaimStore.ann_library = library
     started = time.perf_counter()
     store = ClaimStore.open(path, embedder, index=mode)
     open_seconds = time.perf_counter() - started

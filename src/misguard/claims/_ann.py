@@ -28,13 +28,15 @@ ANN_EF_CONSTRUCTION = 128
 #: of results asked for), all scored exactly; chosen on CheckThat-2020 train tweets (see
 #: docs/experiments/2026-11-26-claim-store-scale.md).
 ANN_EF = 256
-LIBRARIES = ("usearch", "hnswlib")
+#: The library behind it (chosen by measurement: docs/experiments/2026-11-26-claim-store-scale.md).
+LIBRARIES = ("usearch",)
 
 
 class AnnIndex:
     """An HNSW index over unit vectors (inner product), keys = slots.
 
-    `library` is one of `LIBRARIES`. `add` puts new slots in (or replaces the vector of an
+    `library` is one of `LIBRARIES` (it names the file, so that another library's file is
+    never read as this one's). `add` puts new slots in (or replaces the vector of an
     existing one); `search` returns candidate slots, -1 where fewer were found.
     """
 
@@ -53,11 +55,6 @@ class AnnIndex:
             Index = _usearch()
             impl = Index(ndim=dim, metric="ip", dtype="f32", connectivity=ANN_M, expansion_add=ANN_EF_CONSTRUCTION,
                          expansion_search=ANN_EF)
-        elif library == "hnswlib":
-            hnswlib = _hnswlib()
-            impl = hnswlib.Index(space="ip", dim=dim)
-            impl.init_index(max_elements=max(capacity, 16), M=ANN_M, ef_construction=ANN_EF_CONSTRUCTION)
-            impl.set_ef(ANN_EF)
         else:
             raise ValueError(f"unknown index library {library!r}; one of {', '.join(LIBRARIES)}")
         return cls(library, dim, impl)
@@ -71,18 +68,13 @@ class AnnIndex:
 
     @classmethod
     def load(cls, file: Path, library: str, dim: int, count: int) -> AnnIndex:
-        """Load a saved index. usearch maps the file (read-only, little memory until a
-        write asks for `mutable_copy`); hnswlib reads it whole."""
+        """Load a saved index: usearch maps the file (read-only, little memory until a
+        write asks for `mutable_copy`)."""
         if library == "usearch":
             impl = _usearch().restore(str(file), view=True)
             if impl is None:
                 raise ValueError(f"{file.name} is not a usearch index")
             index = cls(library, dim, impl, mutable=False)
-        elif library == "hnswlib":
-            impl = _hnswlib().Index(space="ip", dim=dim)
-            impl.load_index(str(file), max_elements=max(count, 16))
-            impl.set_ef(ANN_EF)
-            index = cls(library, dim, impl)
         else:
             raise ValueError(f"unknown index library {library!r}")
         if len(index) != count:
@@ -100,16 +92,11 @@ class AnnIndex:
     # -- using -------------------------------------------------------------------------
 
     def __len__(self) -> int:
-        if self.library == "usearch":
-            return int(self._impl.size)
-        return int(self._impl.get_current_count())
+        return int(self._impl.size)
 
     def set_ef(self, ef: int) -> None:
         self.ef = ef
-        if self.library == "usearch":
-            self._impl.expansion_search = ef
-        else:
-            self._impl.set_ef(ef)
+        self._impl.expansion_search = ef
 
     def add(self, slots: np.ndarray, vectors: np.ndarray, *, threads: int = 0) -> None:
         """Add `vectors` under `slots`; a slot already present gets the new vector."""
@@ -119,16 +106,10 @@ class AnnIndex:
         vectors = np.ascontiguousarray(vectors, dtype=np.float32)
         if len(slots) == 0:
             return
-        if self.library == "usearch":
-            present = slots[self._impl.contains(slots.astype(np.uint64))] if len(self) else slots[:0]
-            for slot in present:  # usearch keeps duplicates of a key: drop the old vector first
-                self._impl.remove(int(slot))
-            self._impl.add(slots.astype(np.uint64), vectors, threads=threads)
-        else:
-            needed = len(self) + len(slots)
-            if needed > self._impl.get_max_elements():
-                self._impl.resize_index(max(needed, 2 * self._impl.get_max_elements()))
-            self._impl.add_items(vectors, slots, num_threads=threads or -1, replace_deleted=False)
+        present = slots[self._impl.contains(slots.astype(np.uint64))] if len(self) else slots[:0]
+        for slot in present:  # usearch keeps duplicates of a key: drop the old vector first
+            self._impl.remove(int(slot))
+        self._impl.add(slots.astype(np.uint64), vectors, threads=threads)
 
     def search(self, queries: np.ndarray, k: int) -> np.ndarray:
         """Candidate slots (m, max(k, ef)) nearest first, -1 where fewer were found. One thread:
@@ -143,36 +124,27 @@ class AnnIndex:
         if self.ef < kk:
             self.set_ef(kk)
         out = np.full((m, kk), -1, dtype=np.int64)
-        if self.library == "usearch":
-            matches = self._impl.search(queries, kk, threads=1)
-            if m == 1:  # one query gives `Matches`, as long as what it found
-                found = np.asarray(matches.keys, dtype=np.int64)
-                out[0, : len(found)] = found
-            else:
-                keys = np.asarray(matches.keys, dtype=np.int64).reshape(m, -1)
-                counts = np.asarray(matches.counts).reshape(m)
-                for i in range(m):
-                    out[i, : counts[i]] = keys[i, : counts[i]]
+        matches = self._impl.search(queries, kk, threads=1)
+        if m == 1:  # one query gives `Matches`, as long as what it found
+            found = np.asarray(matches.keys, dtype=np.int64)
+            out[0, : len(found)] = found
         else:
-            labels, _ = self._impl.knn_query(queries, k=kk, num_threads=1)
-            out[:, :kk] = labels
+            keys = np.asarray(matches.keys, dtype=np.int64).reshape(m, -1)
+            counts = np.asarray(matches.counts).reshape(m)
+            for i in range(m):
+                out[i, : counts[i]] = keys[i, : counts[i]]
         return out
 
     def save(self, file: Path) -> None:
         """Write the index to `file` durably (temp file, fsync, rename)."""
         tmp = file.with_name(file.name + ".tmp")
-        if self.library == "usearch":
-            self._impl.save(str(tmp))
-        else:
-            self._impl.save_index(str(tmp))
+        self._impl.save(str(tmp))
         with tmp.open("rb+") as fh:
             os.fsync(fh.fileno())
         os.replace(tmp, file)
 
     def memory_bytes(self) -> int:
-        if self.library == "usearch":
-            return int(self._impl.memory_usage)
-        return -1
+        return int(self._impl.memory_usage)
 
 
 def ann_file(path: Path, generation: int, library: str) -> Path:
@@ -185,11 +157,3 @@ def _usearch() -> Any:
     except ImportError:
         raise MissingExtraError("usearch", "scale", "the approximate index of a large claim store") from None
     return Index
-
-
-def _hnswlib() -> Any:
-    try:
-        import hnswlib
-    except ImportError:
-        raise MissingExtraError("hnswlib", "scale", "the approximate index of a large claim store") from None
-    return hnswlib

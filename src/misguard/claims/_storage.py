@@ -80,7 +80,7 @@ def file_sha256(path: Path) -> str:
 #: The index files of one generation: `<kind>-<generation>.npy`, and in a large store the
 #: approximate index `ann-<generation>.<library>` (see `_ann`).
 INDEX_KINDS = ("index", "topics", "hubs")
-_GENERATION_FILE = re.compile(r"(?:(index|topics|hubs)-(\d+)\.npy|ann-(\d+)\.(?:usearch|hnswlib))")
+_GENERATION_FILE = re.compile(r"(?:(index|topics|hubs)-(\d+)\.npy|ann-(\d+)\.usearch)")
 
 
 class IndexProblem(StoreError):

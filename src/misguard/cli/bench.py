@@ -84,7 +84,6 @@ def store_scale(
     repeats: Annotated[int, typer.Option(min=1, help="Repeats of each arm (index=auto / index=exact, alternating).")] = 2,
     adds: Annotated[int, typer.Option(min=0, help="One-claim adds to the large store.")] = 5,
     batch_claims: Annotated[int, typer.Option(min=1, help="Real claims in the batch add timed against the raw embedder.")] = 256,
-    library: Annotated[Optional[list[str]], typer.Option(help="Compare these approximate index libraries (default: the store's).")] = None,
     real_recall: Annotated[bool, typer.Option(help="Measure recall on the real CheckThat-2020 and Snopes stores.")] = True,
     output: Annotated[Path, typer.Option(help="Directory for the run log and summary.json.")] = Path("runs/bench-store-scale"),
 ) -> None:
@@ -94,5 +93,4 @@ def store_scale(
     from ..bench.store_scale import run_store_scale_bench
 
     run_store_scale_bench(settings_from(ctx), output, data=Path(data), stores=stores, claims=claims, queries=queries,
-                          repeats=repeats, adds=adds, batch_claims=batch_claims, libraries=tuple(library or ()),
-                          real_recall=real_recall, console=console)
+                          repeats=repeats, adds=adds, batch_claims=batch_claims, real_recall=real_recall, console=console)
