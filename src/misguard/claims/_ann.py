@@ -27,7 +27,7 @@ ANN_EF_CONSTRUCTION = 128
 #: Search-time candidate list: a search returns this many candidates (at least the number
 #: of results asked for), all scored exactly; chosen on CheckThat-2020 train tweets (see
 #: docs/experiments/2026-11-26-claim-store-scale.md).
-ANN_EF = 256
+ANN_EF = 512
 #: The library behind it (chosen by measurement: docs/experiments/2026-11-26-claim-store-scale.md).
 LIBRARIES = ("usearch",)
 
