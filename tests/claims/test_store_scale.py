@@ -144,3 +144,15 @@ def test_verdicts_on_a_small_store_do_not_change_with_the_index_mode(tmp_path, e
 def test_an_unknown_index_mode_is_refused(tmp_path, embedder):
     with pytest.raises(ConfigError, match="auto, exact, approximate"):
         ClaimStore.open(tmp_path / "db", embedder, create=True, index="fast")
+
+
+def test_the_e5_runtime_loads_after_the_approximate_index(tmp_path):
+    """usearch's compiled module loaded before onnxruntime crashed the process on import."""
+    import subprocess
+    import sys
+
+    pytest.importorskip("onnxruntime")
+    code = ("from misguard.claims._ann import AnnIndex; import numpy as np; "
+            "AnnIndex.build('usearch', np.eye(4, dtype=np.float32)); import onnxruntime; print('ok')")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-500:]

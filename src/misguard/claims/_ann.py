@@ -152,6 +152,12 @@ def ann_file(path: Path, generation: int, library: str) -> Path:
 
 
 def _usearch() -> Any:
+    # onnxruntime (the e5 runtime) must be loaded before usearch's compiled module: the other
+    # order crashes the process on import (usearch 2.26.6, onnxruntime 1.32).
+    try:
+        import onnxruntime  # noqa: F401
+    except ImportError:
+        pass
     try:
         from usearch.index import Index
     except ImportError:
