@@ -396,8 +396,9 @@ class ClaimStore(StoreWrites):
         if len(self) == 0:
             return scores, slots
         every = flaggable_only and bool(self.flaggable.all())
-        if topics is None and self._ann is not None and not exact:
-            return self._approximate_search(queries, k, flaggable_only=flaggable_only and not every,
+        ann = self._ann  # once: a write on another thread may replace it meanwhile
+        if topics is None and ann is not None and not exact:
+            return self._approximate_search(ann, queries, k, flaggable_only=flaggable_only and not every,
                                             scores=scores, slots=slots)
         if topics is None and (not flaggable_only or every):
             sims = queries @ self.vectors.T
@@ -423,13 +424,12 @@ class ClaimStore(StoreWrites):
             scores[rows], slots[rows] = sub_scores, sub_slots
         return scores, slots
 
-    def _approximate_search(self, queries: np.ndarray, k: int, *, flaggable_only: bool, scores: np.ndarray,
-                            slots: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def _approximate_search(self, ann: AnnIndex, queries: np.ndarray, k: int, *, flaggable_only: bool,
+                            scores: np.ndarray, slots: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Candidates from the approximate index, scored exactly. With `flaggable_only` it
         asks for more candidates (in proportion to how few claims are flaggable) and keeps
         the flaggable ones; when those are too few to need the graph (or it finds fewer
         than k), the flaggable claims are searched exactly."""
-        assert self._ann is not None
         n = len(self)
         wanted = k
         if flaggable_only:
@@ -437,7 +437,7 @@ class ClaimStore(StoreWrites):
             wanted = int(np.ceil(2 * k / share))
             if wanted > MAX_CANDIDATES:
                 return self._search(queries, k, topics=None, flaggable_only=True, exact=True)
-        candidates = self._ann.search(queries, wanted)  # at least `ann_ef` per query
+        candidates = ann.search(queries, wanted)  # at least `ann_ef` per query
         for i, row in enumerate(candidates):
             row = row[(row >= 0) & (row < n)]  # a concurrent write may add slots this state lacks
             if flaggable_only:
