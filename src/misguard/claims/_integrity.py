@@ -29,6 +29,7 @@ import numpy as np
 
 from ..embed import Embedder
 from ..errors import StoreError
+from ._ann import ann_file
 from ._storage import (
     _TOPIC_IDS,
     INDEX_KINDS,
@@ -193,6 +194,10 @@ def _check_checksums(path: Path, generation: int, meta: dict[str, str]) -> Check
         return Check("checksums", True, "none recorded (written before checksums); not compared")
     recorded = json.loads(meta["checksums"])
     bad = [kind for kind in INDEX_KINDS if file_sha256(path / f"{kind}-{generation}.npy") != recorded.get(kind)]
+    if meta.get("ann") and "ann" in recorded:
+        file = ann_file(path, generation, meta["ann"])
+        if not file.is_file() or file_sha256(file) != recorded["ann"]:
+            bad.append(file.name)
     if bad:
         return Check("checksums", False, f"{', '.join(bad)} file(s) changed since they were written (sha256 differs)")
     return Check("checksums", True, "sha256 of every index file as written")

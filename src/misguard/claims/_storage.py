@@ -77,9 +77,10 @@ def file_sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-#: The index files of one generation: `<kind>-<generation>.npy`.
+#: The index files of one generation: `<kind>-<generation>.npy`, and in a large store the
+#: approximate index `ann-<generation>.<library>` (see `_ann`).
 INDEX_KINDS = ("index", "topics", "hubs")
-_GENERATION_FILE = re.compile(r"(index|topics|hubs)-(\d+)\.npy")
+_GENERATION_FILE = re.compile(r"(?:(index|topics|hubs)-(\d+)\.npy|ann-(\d+)\.usearch)")
 
 
 class IndexProblem(StoreError):
@@ -115,10 +116,10 @@ def read_index_files(path: Path, generation: int, count: int, dim: int) -> tuple
 def index_files(path: Path) -> dict[int, list[Path]]:
     """Index files in a store directory by generation."""
     out: dict[int, list[Path]] = {}
-    for file in path.glob("*-*.npy"):
+    for file in path.glob("*-*.*"):
         match = _GENERATION_FILE.fullmatch(file.name)
         if match:
-            out.setdefault(int(match[2]), []).append(file)
+            out.setdefault(int(match[2] or match[3]), []).append(file)
     return out
 
 
@@ -209,21 +210,34 @@ def _snapshot(conn: sqlite3.Connection) -> Iterator[None]:
             conn.execute("COMMIT")  # nothing was written: ends the read
 
 
-def hubness(vectors: np.ndarray, k: int = 10, reference: int = 8192, seed: int = 0) -> np.ndarray:
+#: Claims a hubness is measured against (a fixed-seed sample of the store above this size).
+HUBNESS_REFERENCE = 8192
+
+
+def hubness(vectors: np.ndarray, k: int = 10, reference: int = HUBNESS_REFERENCE, seed: int = 0) -> np.ndarray:
     """Mean cosine of each claim to its k nearest other claims.
 
     Claims near many others ("hubs", e.g. generic political statements) win retrievals
     they should not; retrieval subtracts a share of this (CSLS-style). Measured against at
     most `reference` claims drawn with a fixed seed, so a 100k store costs O(n * 8192).
     """
+    return hubness_of(vectors, None, k=k, reference=reference, seed=seed)
+
+
+def hubness_of(vectors: np.ndarray, rows: np.ndarray | None, *, k: int = 10, reference: int = HUBNESS_REFERENCE,
+               seed: int = 0) -> np.ndarray:
+    """`hubness` of the claims in `rows` only (None: all), against the same reference claims:
+    a write to a large store computes it for the claims it adds or changes, not for all."""
     n = len(vectors)
+    rows_n = n if rows is None else len(rows)
     if n < 2:
-        return np.zeros(n, dtype=np.float32)
+        return np.zeros(rows_n, dtype=np.float32)
     ref = vectors if n <= reference else vectors[np.random.default_rng(seed).choice(n, reference, replace=False)]
     kk = min(k, len(ref) - 1)
-    out = np.empty(n, dtype=np.float32)
-    for start in range(0, n, 2048):
-        sims = vectors[start : start + 2048] @ ref.T
+    out = np.empty(rows_n, dtype=np.float32)
+    for start in range(0, rows_n, 2048):
+        block = vectors[start : start + 2048] if rows is None else vectors[rows[start : start + 2048]]
+        sims = block @ ref.T
         sims[sims > 0.99999] = -np.inf  # the claim itself (or an exact duplicate)
         top = -np.partition(-sims, kk - 1, axis=1)[:, :kk]
         top[~np.isfinite(top)] = np.nan

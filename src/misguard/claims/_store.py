@@ -7,6 +7,7 @@ Layout of a store directory:
     index-<gen>.npy        float32 (n, dim) embeddings, row i = slot i
     topics-<gen>.npy       int16 topic id per slot (-1 = none), for topic-restricted search
     hubs-<gen>.npy         float32 per slot: how central the claim is (see `hubness`)
+    ann-<gen>.usearch      from `ANN_THRESHOLD` claims on: the approximate (HNSW) index
 
 The `meta` table names the current generation. An ingest embeds first (no lock held),
 then takes SQLite's write lock, catches up with the generation on disk when another handle
@@ -14,7 +15,9 @@ or process wrote meanwhile (its claims are kept, nothing is lost), writes the ne
 files, commits SQLite (which switches the generation) and deletes older files: a crash at
 any point leaves either the old or the new store, never a mix. An index is loaded inside a
 read transaction, so the files of the generation it names cannot be replaced meanwhile.
-Search is exact (one matrix product); at 100k x 384 that is ~150 MB and a few ms per query.
+Search is exact (one matrix product) below `ANN_THRESHOLD` claims; from there on it asks the
+approximate index for candidates and scores them exactly (`index="auto"`, the default;
+`"exact"` and `"approximate"` force one).
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ import numpy as np
 from ..embed import Embedder
 from ..errors import ConfigError, StoreError
 from ..types import Claim
+from ._ann import ANN_EF, ANN_THRESHOLD, AnnIndex, ann_file
 from ._storage import (
     _COLUMNS,
     _TOPIC_IDS,
@@ -75,6 +79,11 @@ CREATE VIRTUAL TABLE IF NOT EXISTS claims_fts USING fts5(text, tokenize = 'unico
 #: Words of a query sent to the lexical index: its rarest words in the store (rare words
 #: are what BM25 adds to the embedding; a query of every word scored thousands of claims).
 LEXICAL_TERMS = 12
+#: How to search: see `ClaimStore.open`.
+INDEX_MODES = ("auto", "exact", "approximate")
+#: Most candidates asked of the approximate index for a flaggable-only search; a store whose
+#: flaggable share needs more has few flaggable claims, which exact search covers fast.
+MAX_CANDIDATES = 512
 
 
 class ClaimStore(StoreWrites):
@@ -85,9 +94,21 @@ class ClaimStore(StoreWrites):
     and `refresh` / `consistent` bring a reader up to date.
     """
 
-    def __init__(self, path: Path, embedder: Embedder, conn: sqlite3.Connection, *, load: bool = True) -> None:
+    #: The approximate index's library (the `scale` extra).
+    ann_library = "usearch"
+    #: From how many claims on a store keeps (and `auto` searches) an approximate index.
+    ann_threshold = ANN_THRESHOLD
+    #: Candidates the approximate index returns per search, all scored exactly.
+    ann_ef = ANN_EF
+
+    def __init__(self, path: Path, embedder: Embedder, conn: sqlite3.Connection, *, load: bool = True,
+                 index: str = "auto") -> None:
+        if index not in INDEX_MODES:
+            raise ConfigError(f"index={index!r}: use one of {', '.join(INDEX_MODES)}")
         self.path = path
         self.embedder = embedder
+        self.index_mode = index
+        self._ann: AnnIndex | None = None
         self._connections = _ThreadConnections(path / "claims.sqlite", conn)
         self._blas: Any = None  # threadpoolctl controller, made on first search (False: absent)
         self.reloads = 0
@@ -125,9 +146,13 @@ class ClaimStore(StoreWrites):
     # -- opening -------------------------------------------------------------------------
 
     @classmethod
-    def open(cls, path: str | Path, embedder: Embedder, *, create: bool = False) -> ClaimStore:
+    def open(cls, path: str | Path, embedder: Embedder, *, create: bool = False, index: str = "auto") -> ClaimStore:
         """Open the store in `path`; `create=True` makes an empty one when absent. A missing
-        or stale vector index is rebuilt from the records (with a warning in the log)."""
+        or stale vector index is rebuilt from the records (with a warning in the log).
+        `index`: how to search, `auto` (approximate from `ANN_THRESHOLD` claims on, exact
+        below), `exact`, or `approximate` (built in memory when the store has none)."""
+        if index not in INDEX_MODES:
+            raise ConfigError(f"index={index!r}: use one of {', '.join(INDEX_MODES)}")
         path = Path(path)
         db = path / "claims.sqlite"
         if not db.is_file():
@@ -159,7 +184,7 @@ class ClaimStore(StoreWrites):
                 f"{embedder.spec!r}; use --embedder {meta.get('embedder')} or a new --db"
             )
         _backfill_lexical(conn)
-        return cls(path, embedder, conn)
+        return cls(path, embedder, conn, index=index)
 
     @property
     def _conn(self) -> sqlite3.Connection:
@@ -195,7 +220,51 @@ class ClaimStore(StoreWrites):
             else:
                 vectors, topic_ids, hubs = read_index_files(self.path, generation, count, dim)
             flags = self._read_flags(count)
+            ann = self._read_ann(meta, generation, count, dim)
         self._set_state(generation, vectors, topic_ids, hubs, flags)
+        if ann is None and self.index_mode == "approximate" and count:
+            ann = AnnIndex.build(self.ann_library, vectors)
+        self._set_ann(ann)
+
+    def _reload_ann(self) -> None:
+        """After a failed write: this generation's approximate index, from its file again."""
+        self._ann = None
+        if self.generation >= 0 and len(self):
+            self._set_ann(self._read_ann(self._meta(), self.generation, len(self), self.vectors.shape[1]))
+
+    def _set_ann(self, ann: AnnIndex | None) -> None:
+        self._ann = ann
+        if ann is not None:
+            ann.set_ef(self.ann_ef)
+
+    def _read_ann(self, meta: dict[str, str], generation: int, count: int, dim: int) -> AnnIndex | None:
+        """The approximate index of `generation` (inside the read transaction of its load).
+        A missing or unreadable one is not fatal: search is then exact, with a warning."""
+        library = meta.get("ann", "")
+        if not library or self.index_mode == "exact":
+            return None
+        if self.index_mode == "approximate" and library != self.ann_library:
+            return None  # built in memory with this handle's library
+        file = ann_file(self.path, generation, library)
+        try:
+            return AnnIndex.load(file, library, dim, count)
+        except (OSError, ValueError, RuntimeError, ImportError) as exc:  # ImportError: the extra is missing
+            log.warning("the approximate index of %s is missing or unreadable (%s: %s); searching exactly. "
+                        "The next write makes it again, or: misguard claims verify --db %s --repair",
+                        self.path, file.name, exc, self.path)
+            return None
+
+    def _current_ann(self) -> AnnIndex | None:
+        """This generation's approximate index, also when this handle searches exactly."""
+        if self._ann is None and self.index_mode == "exact":
+            library = self._meta().get("ann", "")
+            if library:
+                try:
+                    return AnnIndex.load(ann_file(self.path, self.generation, library), library,
+                                         self.vectors.shape[1], len(self))
+                except (OSError, ValueError, RuntimeError):
+                    return None
+        return self._ann
 
     def _read_flags(self, count: int) -> np.ndarray:
         """Which slots hold a false-like verdict (only those can make a text flagged)."""
@@ -318,6 +387,7 @@ class ClaimStore(StoreWrites):
         *,
         topics: Sequence[Sequence[str]] | None,
         flaggable_only: bool,
+        exact: bool = False,
     ) -> tuple[np.ndarray, np.ndarray]:
         queries = np.atleast_2d(np.asarray(queries, dtype=np.float32))
         m = queries.shape[0]
@@ -326,13 +396,18 @@ class ClaimStore(StoreWrites):
         if len(self) == 0:
             return scores, slots
         every = flaggable_only and bool(self.flaggable.all())
+        ann = self._ann  # once: a write on another thread may replace it meanwhile
+        if topics is None and ann is not None and not exact:
+            return self._approximate_search(ann, queries, k, flaggable_only=flaggable_only and not every,
+                                            scores=scores, slots=slots)
         if topics is None and (not flaggable_only or every):
             sims = queries @ self.vectors.T
             return _topk(sims, k, scores, slots, None)
         if topics is None:
-            candidates = np.flatnonzero(self.flaggable)
+            # The false-rated claims' rows, copied once per generation (not per query).
+            candidates, block = self._topic_block(None, True)
             if candidates.size:
-                _topk(queries @ self.vectors[candidates].T, k, scores, slots, candidates)
+                _topk(queries @ block.T, k, scores, slots, candidates)
             return scores, slots
         groups: dict[tuple[str, ...], list[int]] = {}
         for i in range(m):
@@ -347,6 +422,34 @@ class ClaimStore(StoreWrites):
             sub_scores, sub_slots = scores[rows], slots[rows]
             _topk(sims, k, sub_scores, sub_slots, candidates)
             scores[rows], slots[rows] = sub_scores, sub_slots
+        return scores, slots
+
+    def _approximate_search(self, ann: AnnIndex, queries: np.ndarray, k: int, *, flaggable_only: bool,
+                            scores: np.ndarray, slots: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Candidates from the approximate index, scored exactly. With `flaggable_only` it
+        asks for more candidates (in proportion to how few claims are flaggable) and keeps
+        the flaggable ones; when those are too few to need the graph (or it finds fewer
+        than k), the flaggable claims are searched exactly."""
+        n = len(self)
+        wanted = k
+        if flaggable_only:
+            share = max(float(self.flaggable.mean()), 1e-6)
+            wanted = int(np.ceil(2 * k / share))
+            if wanted > MAX_CANDIDATES:
+                return self._search(queries, k, topics=None, flaggable_only=True, exact=True)
+        candidates = ann.search(queries, wanted)  # at least `ann_ef` per query
+        for i, row in enumerate(candidates):
+            row = row[(row >= 0) & (row < n)]  # a concurrent write may add slots this state lacks
+            if flaggable_only:
+                row = row[self.flaggable[row]]
+            if len(row) < k and (flaggable_only or len(row) < n):
+                _, exact_slots = self._search(queries[i : i + 1], k, topics=None, flaggable_only=flaggable_only,
+                                              exact=True)
+                row = exact_slots[0][exact_slots[0] >= 0]
+            sims = self.vectors[row] @ queries[i]
+            kk = min(k, len(row))
+            order = np.argsort(-sims, kind="stable")[:kk]
+            scores[i, :kk], slots[i, :kk] = sims[order], row[order]
         return scores, slots
 
     def lexical_search(self, text: str, k: int = 20, *, flaggable_only: bool = False) -> list[tuple[int, float]]:
@@ -398,12 +501,13 @@ class ClaimStore(StoreWrites):
             out.update(self._conn.execute(f"SELECT slot, text FROM claims WHERE slot IN ({','.join('?' * len(chunk))})", chunk))
         return out
 
-    def _topic_block(self, topic_id: int, flaggable_only: bool) -> tuple[np.ndarray, np.ndarray]:
-        """(slots, contiguous vectors) of one topic, cached per generation: routing then
-        multiplies only those rows instead of masking the whole index per query."""
-        key = (self.generation, topic_id, flaggable_only)
+    def _topic_block(self, topic_id: int | None, flaggable_only: bool) -> tuple[np.ndarray, np.ndarray]:
+        """(slots, contiguous vectors) of one topic (None: every topic), cached per
+        generation: routing then multiplies only those rows instead of masking the whole
+        index per query."""
+        key = (self.generation, -2 if topic_id is None else topic_id, flaggable_only)
         if key not in self._blocks:
-            mask = self.topic_ids == topic_id
+            mask = np.ones(len(self), dtype=bool) if topic_id is None else self.topic_ids == topic_id
             if flaggable_only:
                 mask &= self.flaggable
             idx = np.flatnonzero(mask)
@@ -454,6 +558,7 @@ class ClaimStore(StoreWrites):
             "embedder": meta["embedder"],
             "dim": int(meta["dim"]),
             "index_bytes": int(self.vectors.nbytes),
+            "approximate_index": self._ann.library if self._ann is not None else None,
             "generation": self.generation,
             "verdict": counts("verdict"),
             "language": counts("language"),
@@ -503,4 +608,4 @@ def export_rows(store: ClaimStore) -> list[dict[str, object]]:
     return [json.loads(c.model_dump_json()) for c in store.iter_claims()]
 
 
-__all__ = ["ClaimStore", "IndexProblem", "IngestReport", "hubness"]
+__all__ = ["ANN_THRESHOLD", "INDEX_MODES", "ClaimStore", "IndexProblem", "IngestReport", "hubness"]

@@ -1,15 +1,20 @@
 """Writing to a claim store: ingest, removal and rebuilds through one write path.
 
-Every write plans its next state (embeddings, the whole index's hubness) before it takes
-SQLite's write lock, on the latest generation. Under the lock it checks that no other
+Every write plans its next state (embeddings, hubness) before it takes SQLite's write lock,
+on the latest generation. Hubness is computed again for every claim only while the store is
+small (at most `HUBNESS_REFERENCE` claims, where every claim is a reference); above that a
+write computes it for the claims it adds or changes, and the others keep theirs. Under the lock it checks that no other
 handle or process committed meanwhile (if one did, it catches up with the generation on
 disk, keeping that writer's claims, and plans again), writes that generation's index files
-and commits the records together with the switch of generation.
+and commits the records together with the switch of generation. A store of at least
+`ANN_THRESHOLD` claims also has an approximate index per generation: a write adds its new
+and changed claims to the current one (no rebuild); a removal or a rebuild makes it anew.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import sqlite3
 import time
 from collections.abc import Callable, Iterable
@@ -19,23 +24,29 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..errors import StoreError
+from ..errors import MissingExtraError, StoreError
 from ..types import Claim
+from ._ann import AnnIndex, ann_file
 from ._storage import (
     _COLUMNS,
     _TOPIC_IDS,
+    HUBNESS_REFERENCE,
     INDEX_KINDS,
     _row,
     _save,
     _set_meta,
     _transaction,
     drop_older_files,
+    file_sha256,
     hubness,
+    hubness_of,
     index_files,
 )
 
 if TYPE_CHECKING:
     from ._store import ClaimStore
+
+log = logging.getLogger("misguard.claims")
 
 
 @dataclass(frozen=True)
@@ -150,8 +161,15 @@ class StoreWrites:
             conn.executemany("DELETE FROM claims_fts WHERE rowid = ?", [(r[0],) for r in rows])
             conn.executemany("INSERT INTO claims_fts (rowid, text) VALUES (?, ?)", [(r[0], r[2]) for r in rows])
 
-        hubs = hubness(vectors) if plan.to_embed else self.hubs
-        return _Next(vectors, topic_ids, hubs, write_rows, (len(new_ids), updated, unchanged))
+        touched = np.array(sorted(slots[cid] for cid in plan.to_embed), dtype=np.int64)
+        if not plan.to_embed:
+            hubs = self.hubs
+        elif len(vectors) <= HUBNESS_REFERENCE:
+            hubs = hubness(vectors)
+        else:
+            hubs = np.concatenate([self.hubs, np.zeros(len(new_ids), dtype=np.float32)])
+            hubs[touched] = hubness_of(vectors, touched)
+        return _Next(vectors, topic_ids, hubs, write_rows, (len(new_ids), updated, unchanged), ann_changed=touched)
 
     def remove(self, claim_ids: Iterable[str], *, source: str = "input") -> int:
         """Delete claims by id, all or nothing; returns how many existed. The slots after
@@ -176,7 +194,9 @@ class StoreWrites:
                 conn.execute("DELETE FROM claims_fts")
                 conn.execute("INSERT INTO claims_fts (rowid, text) SELECT slot, text FROM claims")
 
-            return _Next(vectors, topic_ids, hubness(vectors), write_rows, (len(gone),))
+            # Above the reference size the others keep their hubness (as when adding).
+            hubs = self.hubs[keep] if len(vectors) > HUBNESS_REFERENCE else hubness(vectors)
+            return _Next(vectors, topic_ids, hubs, write_rows, (len(gone),))
 
         written = self._write(source, build)
         return 0 if written is None else written.counts[0]
@@ -214,21 +234,52 @@ class StoreWrites:
                 files = [self.path / f"{kind}-{generation}.npy" for kind in INDEX_KINDS]
                 sums = {kind: _save(file, array)
                         for kind, file, array in zip(INDEX_KINDS, files, (nxt.vectors, nxt.topic_ids, nxt.hubs))}
+                ann = self._next_ann(nxt, generation)
+                if ann is not None:
+                    files.append(ann_file(self.path, generation, ann.library))
+                    ann.save(files[-1])
+                    sums["ann"] = file_sha256(files[-1])
                 nxt.write_rows(self._conn)
                 _set_meta(self._conn, generation=str(generation), count=str(len(nxt.vectors)),
-                          checksums=json.dumps(sums, sort_keys=True))
+                          checksums=json.dumps(sums, sort_keys=True), ann=ann.library if ann is not None else "")
                 flags = self._read_flags(len(nxt.vectors))
         except (OSError, sqlite3.Error) as exc:
             for leftover in files:
                 leftover.unlink(missing_ok=True)
+            self._reload_ann()  # it may hold this write's claims
             raise StoreError(f"Could not write {self.path} ({source}); nothing was changed: {exc}") from None
         except BaseException:
             for leftover in files:
                 leftover.unlink(missing_ok=True)
+            self._reload_ann()
             raise
         drop_older_files(self.path, generation)
         self._set_state(generation, nxt.vectors.astype(np.float32, copy=False), nxt.topic_ids, nxt.hubs, flags)
+        if ann is None and self.index_mode == "approximate":
+            ann = AnnIndex.build(self.ann_library, self.vectors)
+        self._set_ann(ann)
         return nxt
+
+    def _next_ann(self, nxt: _Next, generation: int) -> AnnIndex | None:
+        """Under the write lock: the approximate index of the next generation, when the store
+        is large enough to need one (whatever this handle searches with, so that every
+        handle finds it). New and changed claims are added to the current index; without
+        one (the store just grew past the threshold, a removal, a rebuild) it is built."""
+        if len(nxt.vectors) < self.ann_threshold:
+            return None
+        current = self._current_ann()
+        if nxt.ann_changed is not None and current is not None and len(current) == len(self):
+            ann = current.mutable_copy(ann_file(self.path, self.generation, current.library))
+            self._ann = ann  # from here on it holds this write's claims (dropped if it fails)
+            ann.add(nxt.ann_changed, nxt.vectors[nxt.ann_changed])
+            return ann
+        log.info("building the approximate index of %s (%d claims)", self.path, len(nxt.vectors))
+        try:
+            return AnnIndex.build(self.ann_library, nxt.vectors)
+        except MissingExtraError as exc:
+            # The store stays whole and searchable (exactly); a write with the extra makes it.
+            log.warning("%s; %s is searched exactly until a write made with it", exc, self.path)
+            return None
 
     def _sweep_unfinished(self, stored: int) -> None:
         """Under the write lock: delete what writers that crashed before their commit left
@@ -269,6 +320,9 @@ class _Next:
     hubs: np.ndarray
     write_rows: Callable[[sqlite3.Connection], None]
     counts: tuple[int, ...]
+    #: slots whose vectors are new or changed (added to the approximate index); None: make
+    #: that index anew (slots moved, or a rebuild)
+    ann_changed: np.ndarray | None = None
 
 
 class _Embeddings:

@@ -91,3 +91,26 @@ def embed_parity(
     from ..data import resolve
 
     run_runtime_parity(resolve(data, settings_from(ctx)), console=console)
+
+
+@bench_app.command("store-scale")
+@friendly_errors
+def store_scale(
+    ctx: typer.Context,
+    data: Annotated[str, typer.Option(help="Data directory with claims/checkthat2020, claims/snopes-cs598gw and claims/liar.")] = "../shared/data",
+    claims: Annotated[int, typer.Option(min=1, help="Claims in the large (synthetic) store.")] = 1_000_000,
+    stores: Annotated[Path, typer.Option(help="Where the stores are made once and reused.")] = Path("runs/store-scale-stores"),
+    queries: Annotated[int, typer.Option(min=20, help="Real tweets checked one at a time per arm (10 warm-up).")] = 200,
+    repeats: Annotated[int, typer.Option(min=1, help="Repeats of each arm (index=auto / index=exact, alternating).")] = 2,
+    adds: Annotated[int, typer.Option(min=0, help="One-claim adds to the large store.")] = 5,
+    batch_claims: Annotated[int, typer.Option(min=1, help="Real claims in the batch add timed against the raw embedder.")] = 256,
+    real_recall: Annotated[bool, typer.Option(help="Measure recall on the real CheckThat-2020 and Snopes stores.")] = True,
+    output: Annotated[Path, typer.Option(help="Directory for the run log and summary.json.")] = Path("runs/bench-store-scale"),
+) -> None:
+    """A claim store of a million claims: check p95 and RSS with the approximate index and
+    with exact search, recall@10 against exact search on the real CheckThat-2020 and Snopes
+    stores, add latency, and ingest claims/s next to the raw embedder."""
+    from ..bench.store_scale import run_store_scale_bench
+
+    run_store_scale_bench(settings_from(ctx), output, data=Path(data), stores=stores, claims=claims, queries=queries,
+                          repeats=repeats, adds=adds, batch_claims=batch_claims, real_recall=real_recall, console=console)

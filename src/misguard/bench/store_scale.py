@@ -1,0 +1,330 @@
+"""`misguard bench store-scale`: a claim store of a million claims, through the public API.
+
+- **Real stores**: the CheckThat-2020 verified claims and the Snopes claims, embedded with the
+  configured embedder and written with `ClaimStore.add` (made once under `--stores`, reused).
+- **Recall**: recall@10 of the approximate index against exact search on the real stores
+  (`index="approximate"` against `index="exact"`), for plain and false-rated-only searches.
+  Queries: CheckThat-2020 tweets (train: the set the search breadth was chosen on;
+  dev + test: reported) and LIAR true claims (never stored) against the Snopes store.
+- **Large store**: `--claims` synthetic claims written with `ClaimStore.add(claims, vectors=...)`
+  in batches: each vector a random mix of two real claim vectors plus noise (normalised),
+  each text the first claim's text with the start of the second's. Timing only: their
+  embeddings were not made by the embedder from these texts.
+- **Checks**: in a fresh process per arm (so its RSS is the store's), `ClaimGuard.check` of
+  real tweets one at a time and `ClaimStore.search` of their embeddings, `index="exact"` and
+  `index="auto"` alternating; recall@10 of the approximate index on the large store too.
+- **Adds**: one-claim adds to the large store, and a batch of real claims next to the
+  embedder's raw rate on the same texts.
+
+Every measurement goes to the run log first; the summary is computed from it.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import statistics
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from rich.console import Console
+from rich.table import Table
+
+from ..claims import ClaimGuard, ClaimStore, read_claims
+from ..claims._sources import SNOPES, load_checkthat, load_true_claims
+from ..claims._storage import hubness
+from ..config import Settings
+from ..embed import get_embedder
+from ..runlog import RunHeader, RunLog, public_settings, read_runlog
+from ..types import Claim
+
+#: Claims per `add` while the large store is written (one index generation each).
+BATCH = 100_000
+#: Search breadths (`ClaimStore.ann_ef`) measured on the tuning queries.
+EF_CHOICES = (32, 64, 128, 256, 512)
+
+
+def run_store_scale_bench(settings: Settings, output: Path, *, data: Path, stores: Path, claims: int = 1_000_000,
+                          queries: int = 200, repeats: int = 2, adds: int = 5, batch_claims: int = 256,
+                          real_recall: bool = True,
+                          console: Console | None = None) -> dict[str, Any]:
+    console = console or Console()
+    embed_settings = settings.embed.model_copy(update={"memory_cache_size": 0, "cache_dir": None})
+    embedder = get_embedder(None, embed_settings)
+    output.mkdir(parents=True, exist_ok=True)
+    stores.mkdir(parents=True, exist_ok=True)
+    header = RunHeader(kind="bench.store_scale", settings=public_settings(settings), seeds={"synthetic": settings.seed},
+                       components={"embedder": embedder.describe()},
+                       params={"data": str(data), "claims": claims, "queries": queries, "repeats": repeats,
+                               "adds": adds, "batch_claims": batch_claims, "cpu_count": os.cpu_count(),
+                               "load_average_1min_at_start": os.getloadavg()[0]})
+    checkthat = load_checkthat(data)
+    tweets = {split: [q.text for q in checkthat.queries[split]] for split in ("train", "dev", "test")}
+    liar_true = [c.text for c in load_true_claims(data)][:500]
+    with RunLog.open(output / "runlog.jsonl", header, resume=False) as log:
+        real = {"checkthat": (stores / "checkthat", checkthat.claims),
+                "snopes": (stores / "snopes", read_claims(data / SNOPES))}
+        for name, (path, rows) in real.items():
+            _ensure_store(path, embedder, rows, log, name, console)
+        # The large store, from mixes of the real claims' vectors.
+        big = stores / f"synthetic-{claims}"
+        base_vectors, base_claims = _base(real, embedder)
+        _ensure_synthetic(big, embedder, base_vectors, base_claims, claims, settings.seed, log, console)
+        # Recall of the approximate index on the real stores.
+        query_sets = {"checkthat": {"train": tweets["train"], "dev+test": tweets["dev"] + tweets["test"]},
+                      "snopes": {"liar-true": liar_true}}
+        for name, sets in (query_sets if real_recall else {}).items():
+            for split, texts in sets.items():
+                vectors = embedder.embed(texts, "query")
+                # The breadth is chosen on the train tweets: there every candidate is measured.
+                breadths = EF_CHOICES if split == "train" else (ClaimStore.ann_ef,)
+                for ef in breadths:
+                    with ClaimStore.open(real[name][0], embedder, index="exact") as exact, _with_breadth(ef), \
+                            ClaimStore.open(real[name][0], embedder, index="approximate") as approx:
+                        for flaggable in (False, True):
+                            log.write("recall", store=name, split=split, flaggable_only=flaggable, claims=len(exact),
+                                      library=approx.ann_library, ef=ef, queries=len(texts),
+                                      recall=_recall(approx, exact, vectors, 10, flaggable))
+        console.print("recall on the real stores measured", highlight=False)
+        # Checks and searches in a fresh process per arm, alternating.
+        texts = tweets["test"][:queries]
+        query_vectors = embedder.embed(texts, "query")
+        arms = ["auto", "exact"]
+        # Recall on the large store: every breadth on (the first) train tweets, the shipped
+        # one on the test tweets that the checks use.
+        train_vectors = embedder.embed(tweets["train"][:queries], "query")
+        runs = [("train", ef, train_vectors) for ef in EF_CHOICES] + [("test", ClaimStore.ann_ef, query_vectors)]
+        with ClaimStore.open(big, embedder, index="exact") as exact:
+            for split, ef, split_vectors in runs:
+                with _with_breadth(ef), ClaimStore.open(big, embedder, index="approximate") as approx:
+                    for flaggable in (False, True):
+                        log.write("recall", store=f"synthetic-{claims}", split=split, flaggable_only=flaggable,
+                                  library=approx.stats()["approximate_index"], ef=ef, claims=len(exact),
+                                  queries=len(split_vectors),
+                                  recall=_recall(approx, exact, split_vectors, 10, flaggable))
+        # What each add cost before adds computed hubness only for the added claims, on the
+        # first 100,000 claims (it grows linearly with the store: O(n x 8,192)).
+        with ClaimStore.open(big, embedder, index="exact") as exact:
+            first = exact.vectors[:100_000]
+            with exact.blas_single_thread():
+                started = time.perf_counter()
+                hubness(first)
+            log.write("hubness_every_claim", claims=len(first), seconds=time.perf_counter() - started,
+                      load=os.getloadavg()[0])
+        context = multiprocessing.get_context("spawn")
+        for repeat in range(repeats):
+            for mode in (arms if repeat % 2 == 0 else arms[::-1]):
+                with context.Pool(1) as pool:
+                    result = pool.apply(_check_arm, (str(big), embed_settings.model_dump(mode="json"), mode, texts))
+                log.write("checks", key=f"{repeat}-{mode}", repeat=repeat, mode=mode, load=os.getloadavg()[0], **result)
+                console.print(f"checks repeat {repeat + 1}/{repeats} index={mode}: p95 "
+                              f"{np.percentile(result['check_ms'], 95):.1f} ms", highlight=False)
+        # Adds to the large store: one claim at a time, then a batch next to the raw embedder.
+        fresh = [c for c in load_true_claims(data)[500:]]
+        with ClaimStore.open(big, embedder) as store:
+            for i in range(adds):
+                claim = fresh[i].model_copy(update={"id": f"bench-add-{time.time_ns()}"})
+                started = time.perf_counter()
+                store.add([claim], source="bench")
+                log.write("add_one", claims=len(store), seconds=time.perf_counter() - started, load=os.getloadavg()[0])
+            batch = [c.model_copy(update={"id": f"bench-batch-{time.time_ns()}-{i}"})
+                     for i, c in enumerate(fresh[adds : adds + batch_claims])]
+            started = time.perf_counter()
+            embedder.embed([c.text for c in batch], "passage")
+            raw = time.perf_counter() - started
+            started = time.perf_counter()
+            report = store.add(batch, source="bench")
+            log.write("add_batch", claims=len(store), added=report.added, seconds=time.perf_counter() - started,
+                      raw_seconds=raw, load=os.getloadavg()[0])
+        console.print("adds measured", highlight=False)
+    summary = summarise(output / "runlog.jsonl")
+    (output / "summary.json").write_text(json.dumps(summary, indent=1), encoding="utf-8")
+    console.print(render_summary(summary))
+    return summary
+
+
+def _ensure_store(path: Path, embedder: Any, rows: list[Claim], log: RunLog, name: str, console: Console) -> None:
+    """Write `rows` into the store at `path` unless it holds them already (reused across runs)."""
+    with ClaimStore.open(path, embedder, create=True) as store:
+        if len(store) >= len({c.id for c in rows}):
+            return
+        console.print(f"embedding and storing {len(rows)} {name} claims in {path}", highlight=False)
+        report = store.add(rows, source=name)
+        log.write("real_store", store=name, claims=len(store), embedded=report.embedded, seconds=report.seconds,
+                  rate=report.embedded / report.seconds, load=os.getloadavg()[0])
+
+
+def _base(real: dict[str, tuple[Path, list[Claim]]], embedder: Any) -> tuple[np.ndarray, list[Claim]]:
+    vectors, claims = [], []
+    for path, _ in real.values():
+        with ClaimStore.open(path, embedder) as store:
+            vectors.append(store.vectors.copy())
+            claims.extend(store.iter_claims())
+    return np.concatenate(vectors), claims
+
+
+def _ensure_synthetic(path: Path, embedder: Any, base_vectors: np.ndarray, base_claims: list[Claim], total: int,
+                      seed: int, log: RunLog, console: Console) -> None:
+    """Grow the synthetic store at `path` to `total` claims, `BATCH` per add (resumable)."""
+    with ClaimStore.open(path, embedder, create=True) as store:
+        start = 0  # batches are written whole, in order: skip those already there
+        while start < total and store.slot_of(f"syn-{min(start + BATCH, total) - 1}") is not None:
+            start += BATCH
+        while start < total:
+            count = min(BATCH, total - start)
+            claims, vectors = synthetic_claims(base_vectors, base_claims, start, count, seed)
+            started = time.perf_counter()
+            store.add(claims, vectors=vectors, source="synthetic")
+            seconds = time.perf_counter() - started
+            log.write("synthetic_add", claims=len(store), added=count, seconds=seconds, load=os.getloadavg()[0])
+            console.print(f"synthetic store: {len(store)} claims (+{count} in {seconds:.0f} s)", highlight=False)
+            start += count
+
+
+def synthetic_claims(base_vectors: np.ndarray, base_claims: list[Claim], start: int, count: int,
+                     seed: int) -> tuple[list[Claim], dict[str, np.ndarray]]:
+    """Claims `start`..`start+count` of the synthetic store (the same ones for the same seed)."""
+    rng = np.random.default_rng([seed, start])
+    a = rng.integers(0, len(base_vectors), count)
+    b = rng.integers(0, len(base_vectors), count)
+    w = rng.uniform(0.5, 1.0, (count, 1)).astype(np.float32)
+    mixed = w * base_vectors[a] + (1 - w) * base_vectors[b]
+    mixed += rng.normal(0, 0.1 / np.sqrt(base_vectors.shape[1]), mixed.shape).astype(np.float32)
+    mixed /= np.linalg.norm(mixed, axis=1, keepdims=True)
+    claims, vectors = [], {}
+    for j in range(count):
+        first, second = base_claims[a[j]], base_claims[b[j]]
+        cid = f"syn-{start + j}"
+        claims.append(Claim(id=cid, text=f"{first.text} {' '.join(second.text.split()[:4])}",
+                            verdict=first.verdict, verdict_original=first.verdict_original))
+        vectors[cid] = mixed[j]
+    return claims, vectors
+
+
+def _recall(approx: ClaimStore, exact: ClaimStore, vectors: np.ndarray, k: int, flaggable_only: bool) -> float:
+    got = approx.search(vectors, k, flaggable_only=flaggable_only)[1]
+    want = exact.search(vectors, k, flaggable_only=flaggable_only)[1]
+    hits = [len(set(g[g >= 0]) & set(w[w >= 0])) / max(1, int((w >= 0).sum())) for g, w in zip(got, want)]
+    return float(np.mean(hits))
+
+
+@contextmanager
+def _with_breadth(ef: int) -> Iterator[None]:
+    """Handles opened inside search their approximate index with `ef` candidates."""
+    before = ClaimStore.ann_ef
+    ClaimStore.ann_ef = ef
+    try:
+        yield
+    finally:
+        ClaimStore.ann_ef = before
+
+
+def _rss_mb() -> tuple[float, float]:
+    """(current, peak) resident memory of this process in MiB."""
+    fields = {}
+    with open("/proc/self/status", encoding="ascii") as fh:
+        for line in fh:
+            key, _, value = line.partition(":")
+            fields[key] = value.strip()
+    return int(fields["VmRSS"].split()[0]) / 1024, int(fields["VmHWM"].split()[0]) / 1024
+
+
+def _check_arm(path: str, embed_settings: dict[str, Any], mode: str, texts: list[str]) -> dict[str, Any]:
+    """In a fresh process: open the store with `index=mode`, check each text one at a time
+    (first 10 are warm-up), then search each text's embedding alone."""
+    from ..config import EmbedSettings
+
+    embedder = get_embedder(None, EmbedSettings(**embed_settings))
+    started = time.perf_counter()
+    store = ClaimStore.open(path, embedder, index=mode)
+    open_seconds = time.perf_counter() - started
+    guard = ClaimGuard(store, cache_size=0)
+    for text in texts[:10]:
+        guard.check(text)
+    check_ms = []
+    for text in texts[10:]:
+        started = time.perf_counter()
+        guard.check(text)
+        check_ms.append(1000 * (time.perf_counter() - started))
+    vectors = embedder.embed(texts, "query")
+    search_ms = []
+    for row in vectors:
+        started = time.perf_counter()
+        store.search(row, guard.k, flaggable_only=True)
+        search_ms.append(1000 * (time.perf_counter() - started))
+    rss, peak = _rss_mb()
+    library = store.stats()["approximate_index"]
+    store.close()
+    return {"claims": len(store), "library": library, "open_seconds": open_seconds, "check_ms": check_ms, "search_ms": search_ms,
+            "rss_mb": rss, "peak_rss_mb": peak}
+
+
+def summarise(path: Path) -> dict[str, Any]:
+    """Figures of a run log: recall per store and query set, check / search p50 and p95 per
+    index mode (medians over repeats), RSS, add latency and ingest rate against the raw embedder."""
+    header, events = read_runlog(path)
+    by = lambda kind: [e.data for e in events if e.type == kind]
+    out: dict[str, Any] = {"params": header.params, "recall": by("recall"), "real_store": by("real_store"),
+                           "synthetic_add": by("synthetic_add")}
+    modes: dict[str, Any] = {}
+    for mode in dict.fromkeys(e["mode"] for e in by("checks")):
+        runs = [e for e in by("checks") if e["mode"] == mode]
+        if runs:
+            modes[mode] = {
+                "claims": runs[0]["claims"],
+                "check_p50_ms": statistics.median(np.percentile(r["check_ms"], 50) for r in runs),
+                "check_p95_ms": statistics.median(np.percentile(r["check_ms"], 95) for r in runs),
+                "search_p50_ms": statistics.median(np.percentile(r["search_ms"], 50) for r in runs),
+                "search_p95_ms": statistics.median(np.percentile(r["search_ms"], 95) for r in runs),
+                "rss_mb": statistics.median(r["rss_mb"] for r in runs),
+                "peak_rss_mb": statistics.median(r["peak_rss_mb"] for r in runs),
+                "open_seconds": statistics.median(r["open_seconds"] for r in runs),
+            }
+    out["checks"] = modes
+    every = by("hubness_every_claim")
+    if every:
+        out["hubness_every_claim"] = every[-1]
+    adds = by("add_one")
+    if adds:
+        out["add_one"] = {"claims": adds[-1]["claims"], "median_seconds": statistics.median(a["seconds"] for a in adds),
+                          "max_seconds": max(a["seconds"] for a in adds)}
+    batch = by("add_batch")
+    if batch:
+        b = batch[-1]
+        out["add_batch"] = {"claims": b["claims"], "added": b["added"], "rate": b["added"] / b["seconds"],
+                            "raw_rate": b["added"] / b["raw_seconds"], "ratio": b["raw_seconds"] / b["seconds"]}
+    return out
+
+
+def render_summary(summary: dict[str, Any]) -> Table:
+    table = Table(title="claim store at scale")
+    table.add_column("measure")
+    table.add_column("value", justify="right")
+    for r in summary["recall"]:
+        table.add_row(f"recall@10 {r.get('library')} ef={r.get('ef')} {r['store']} ({r['claims']}) {r['split']}"
+                      f"{' false-rated' if r['flaggable_only'] else ''}",
+                      f"{r['recall']:.4f}")
+    for mode, m in summary["checks"].items():
+        table.add_row(f"index={mode}, {m['claims']} claims: check p50 / p95 ms",
+                      f"{m['check_p50_ms']:.1f} / {m['check_p95_ms']:.1f}")
+        table.add_row(f"index={mode}: search p50 / p95 ms", f"{m['search_p50_ms']:.2f} / {m['search_p95_ms']:.2f}")
+        table.add_row(f"index={mode}: RSS / peak MiB, open s",
+                      f"{m['rss_mb']:.0f} / {m['peak_rss_mb']:.0f}, {m['open_seconds']:.1f}")
+    if "hubness_every_claim" in summary:
+        h = summary["hubness_every_claim"]
+        table.add_row(f"hubness of all {h['claims']} claims (each add, before), s", f"{h['seconds']:.1f}")
+    if "add_one" in summary:
+        a = summary["add_one"]
+        table.add_row(f"one-claim add to {a['claims']} claims: median / max s", f"{a['median_seconds']:.1f} / {a['max_seconds']:.1f}")
+    if "add_batch" in summary:
+        b = summary["add_batch"]
+        table.add_row(f"batch of {b['added']} claims: claims/s (raw embedder)", f"{b['rate']:.1f} ({b['raw_rate']:.1f})")
+    return table
+
+
+__all__ = ["render_summary", "run_store_scale_bench", "summarise", "synthetic_claims"]
