@@ -254,6 +254,8 @@ def fit_encoder(data: TrainingData, output: str | Path, work_dir: str | Path, em
             lora = {k: v for k, v in model.state_dict().items() if "lora_" in k}
             _atomic_torch_save(torch, checkpoint, {"recipe": recipe_key, "lora": lora, "optimizer": optimizer.state_dict(),
                                                    "step": step, "losses": losses})
+            progress(f"step {step}/{recipe.steps}: loss {np.mean(losses[-recipe.checkpoint_every:]):.3f} "
+                     f"(mean of the last {min(step, recipe.checkpoint_every)}); checkpoint {checkpoint}")
 
     factors = _lora_factors(model, PROJECTIONS)
     sources: dict[str, int] = {}
