@@ -154,9 +154,11 @@ def run_embed_bench(
         gemm.append(gemm_gflops(1))
         # ABBA order: an arm's first measure runs right after another arm's (whose runtime's
         # threads may still spin), so every arm comes first as often as it comes last
-        arms = list(embedders.items())
-        for name, e in arms if r % 2 == 0 else arms[::-1]:
-            salt = f"r{r}{name}"
+        arms = [(index, name, e) for index, (name, e) in enumerate(embedders.items())]
+        for index, name, e in arms if r % 2 == 0 else arms[::-1]:
+            # the arm's index, not its name, makes its texts new: a spec (e5-lora/PATH) in
+            # every text would make one arm's texts longer than the other's
+            salt = f"r{r}a{index}"
             fig = rows[name]
             texts = statements(n_texts, salt + "b")
             fig.setdefault("raw_batch", []).append(_rate(n_texts, lambda: e.embed(texts)))

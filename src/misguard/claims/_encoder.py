@@ -44,7 +44,7 @@ _PAPER_SEED_OFFSET = 7919
 class EncoderRecipe:
     """What `fit_encoder` trains; every field is recorded in the adapter file."""
 
-    steps: int = 150
+    steps: int = 100
     batch_size: int = 16
     hard_negatives: int = 1
     #: negatives are drawn among this many nearest pool claims

@@ -258,7 +258,7 @@ def fit_encoder_command(
     data: Annotated[str, typer.Option("--data", help="Directory holding claims/checkthat2020 and/or claims/liar with claims/snopes-cs598gw (layout in docs/claims.md), or a data directory by name.")],
     output: Annotated[Path, typer.Option("--output", help="Adapter file to write (.npz).")],
     work_dir: Annotated[Path, typer.Option(help="Directory for the mined negatives and the checkpoint; a rerun resumes from it.")] = Path("runs/fit-encoder"),
-    steps: Annotated[int, typer.Option(min=1, help="Optimizer steps.")] = 150,
+    steps: Annotated[int, typer.Option(min=1, help="Optimizer steps (a larger number continues a finished run from --work-dir).")] = 100,
     batch_size: Annotated[int, typer.Option(min=2, help="Pairs per step (each one's claim is the others' in-batch negative).")] = 16,
     hard_negatives: Annotated[int, typer.Option(min=0, help="Mined hard negatives per pair and step.")] = 1,
     lora_layers: Annotated[int, typer.Option(min=1, max=12, help="LoRA on the projections of the top this-many layers.")] = 4,
