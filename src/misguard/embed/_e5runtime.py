@@ -19,6 +19,7 @@ import numpy as np
 from ..config import EmbedSettings
 from ..errors import MissingExtraError
 from ._base import Embedder, Kind
+from ._e5adapter import E5Adapter
 from ._e5file import E5File, dequantize
 from ._e5onnx import ensure_model
 from ._e5tok import E5Tokenizer
@@ -69,8 +70,10 @@ class OnnxE5Embedder(Embedder):
     runtime_reason = ""
     _sort_by_length = True
 
-    def __init__(self, model: str = "", settings: EmbedSettings | None = None, *, threads: int | None = None) -> None:
-        super().__init__("multilingual-e5-small-q4", settings)
+    def __init__(self, model: str = "", settings: EmbedSettings | None = None, *, threads: int | None = None,
+                 adapter: E5Adapter | None = None) -> None:
+        super().__init__(model or "multilingual-e5-small-q4", settings)
+        self.adapter = adapter
         # ONNX Runtime's Linux builds record usage telemetry (process, device id, CPU) in
         # ~/.cache/Microsoft and send it when they can; misguard sends nothing anywhere. The
         # variable is read when the runtime starts, so it is set before the first import.
@@ -87,7 +90,7 @@ class OnnxE5Embedder(Embedder):
         self._word = weights.q4_blocks("emb.word")
         # position + token type 0, added to the word rows before the graph's layer norm
         self._position = weights.vector("emb.pos").reshape(-1, self._dim) + weights.vector("emb.type")[: self._dim]
-        path, self._stamp = ensure_model(source, model_cache_dir(self.settings))
+        path, self._stamp = ensure_model(source, model_cache_dir(self.settings), adapter)
         self.threads = threads or default_threads()
         options = ort.SessionOptions()
         options.intra_op_num_threads = self.threads
@@ -154,6 +157,33 @@ class OnnxE5Embedder(Embedder):
         embeds = dequantize(self._word[tokens.reshape(-1)]).reshape(len(batch), width, self._dim)
         embeds += self._position[:width]
         return self._session.run(None, {"embeds": embeds, "mask": mask})[0]
+
+
+class AdaptedE5Embedder(OnnxE5Embedder):
+    """e5 with a LoRA adapter merged into its weights (`e5-lora/PATH`), on ONNX Runtime.
+
+    The spec names the adapter file and the first 12 hex digits of its sha256
+    (`e5-lora/PATH#0123456789ab`): stores embedded with it refuse any other encoder, and
+    a spec naming a digest the file no longer has is refused.
+    """
+
+    backend = "e5-lora"
+
+    def __init__(self, model: str = "", settings: EmbedSettings | None = None, *, threads: int | None = None) -> None:
+        from ..errors import ConfigError
+        from ._e5adapter import load_adapter
+
+        path, _, digest = model.partition("#")
+        if not path:
+            raise ConfigError("e5-lora needs an adapter file: e5-lora/PATH (write one with misguard claims fit-encoder)")
+        adapter = load_adapter(path, expect_sha256=digest or None)
+        super().__init__(f"{path}#{adapter.sha256[:12]}", settings, threads=threads, adapter=adapter)
+        self.runtime_reason = "an adapter needs the onnx runtime (merged into its weights)"
+
+    def describe(self) -> dict[str, Any]:
+        trained = {k: self.adapter.meta[k] for k in ("steps", "seed", "trained_on") if k in self.adapter.meta}
+        return {**super().describe(), "adapter": str(self.adapter.path), "adapter_sha256": self.adapter.sha256,
+                "adapter_rank": self.adapter.rank, **({"adapter_training": trained} if trained else {})}
 
 
 def truncate(text: str, kind: Kind, token_count) -> str:
