@@ -78,3 +78,15 @@ def select_tasks(records: list[Any], selection: str | None) -> list[Any]:
 
     chosen = set(parse_task_selection(selection, [t.id for t in records]))
     return [t for t in records if t.id in chosen]
+
+
+def print_checks(report: Any, json_out: bool) -> None:
+    """A verify report (`claims verify`, `memory verify`): JSON, or one line per check."""
+    import json
+
+    if json_out:
+        console.print_json(json.dumps(report.to_dict()))
+        return
+    for c in report.checks:
+        mark = "[green]ok[/]  " if c.ok else "[bold red]FAIL[/]"
+        console.print(f"{mark} {c.name:<10} {c.detail}", highlight=False)

@@ -15,7 +15,7 @@ from rich.table import Table
 
 from ..config import Settings
 from ..errors import ConfigError, DataError
-from ._common import CLAIM_GUARD, console, err_console, friendly_errors, settings_from
+from ._common import CLAIM_GUARD, console, err_console, friendly_errors, print_checks, settings_from
 from .bench import bench_app
 
 claims_app = typer.Typer(help="Manage a store of fact-checked claims.", no_args_is_help=True)
@@ -149,12 +149,8 @@ def verify(
     from ..embed import get_embedder
 
     report = verify_store(db, get_embedder(None, settings_from(ctx).embed), repair=repair, sample=sample)
-    if json_out:
-        console.print_json(json.dumps(report.to_dict()))
-    else:
-        for c in report.checks:
-            mark = "[green]ok[/]  " if c.ok else "[bold red]FAIL[/]"
-            console.print(f"{mark} {c.name:<10} {c.detail}", highlight=False)
+    print_checks(report, json_out)
+    if not json_out:
         if report.repaired:
             console.print(f"repaired: {', '.join(report.repaired)} (index rebuilt from the records)", highlight=False)
         state = "ok" if report.ok else f"{len(report.problems)} problem(s); run again with --repair" if not repair else f"{len(report.problems)} problem(s) remain"

@@ -10,7 +10,7 @@ import typer
 from rich.table import Table
 
 from ..errors import ConfigError
-from ._common import MEMORY, console, friendly_errors, settings_from
+from ._common import MEMORY, console, friendly_errors, print_checks, settings_from
 from .bench import bench_app
 
 memory_app = typer.Typer(
@@ -131,20 +131,14 @@ def verify(
     """Check a memory store: database integrity, heads against their version history, reuse
     edges, and that the audit log explains every status, version, weight and pruning.
     Exits 1 when a problem is found."""
-    import json
-
     from ..memory import open_store
 
     if "://" not in store_url and not Path(store_url).is_file():
         raise ConfigError(f"no memory store at {store_url}; give a SQLite file or a postgresql:// URL")
     with open_store(store_url) as store:
         report = store.verify()
-    if json_out:
-        console.print_json(json.dumps(report.to_dict()))
-    else:
-        for c in report.checks:
-            mark = "[green]ok[/]  " if c.ok else "[bold red]FAIL[/]"
-            console.print(f"{mark} {c.name:<10} {c.detail}", highlight=False)
+    print_checks(report, json_out)
+    if not json_out:
         state = "ok" if report.ok else f"{len(report.problems)} problem(s)"
         console.print(f"{report.location}: {report.records} records, {report.edges} reuse edges, "
                       f"{report.audit_entries} audit entries: {state}", highlight=False)
