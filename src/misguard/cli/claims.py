@@ -363,7 +363,7 @@ def check(
         seconds = time.perf_counter() - started
         # Standard output carries only the rows when they go there.
         (console if output is not None else err_console).print(
-            f"{len(rows)} texts checked in {seconds:.1f} s ({len(rows) / max(seconds, 1e-9):.1f}/s); "
+            f"{len(rows)} text{'' if len(rows) == 1 else 's'} checked in {seconds:.1f} s ({len(rows) / max(seconds, 1e-9):.1f}/s); "
             f"{flagged} flagged; wrote {output or 'standard output'}", highlight=False)
     finally:
         guard.store.close()
