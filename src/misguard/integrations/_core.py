@@ -19,7 +19,6 @@ from __future__ import annotations
 import asyncio
 import itertools
 import threading
-import time
 from collections.abc import Awaitable, Hashable, Iterable, Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
@@ -32,11 +31,11 @@ from ..mas import (
     DefenseContext,
     EventLog,
     EventLogView,
-    Interception,
     InterceptorAction,
     Interceptor,
     SystemView,
     build_defense,
+    run_interceptors,
 )
 from ..types import EdgeMessage, Usage
 
@@ -345,29 +344,8 @@ class Protection:
         return out  # type: ignore[return-value]
 
     async def _intercept(self, message: EdgeMessage) -> tuple[str, InterceptorAction, str]:
-        """The native runtime's rule: interceptors in order, each sees what the previous left;
-        a block stops the chain."""
-        text, action, reason = message.text, InterceptorAction.PASS, ""
-        view = self.view()
-        for interceptor in self.interceptors:
-            current = message.model_copy(update={"text": text})
-            started = time.perf_counter()
-            decision: Interception = await interceptor.intercept(current, view)
-            usage = decision.usage.model_copy()
-            if usage.latency_s == 0.0:
-                usage.latency_s = time.perf_counter() - started
-            self.log.add(
-                "interception", round=message.round, message_id=message.id, interceptor=interceptor.name,
-                sender=message.sender, receiver=message.receiver, action=decision.action.value,
-                reason=decision.reason, text_before=text,
-                text_after=decision.text if decision.action is InterceptorAction.REWRITE else None,
-                usage=usage.model_dump(), details=decision.details,
-            )
-            if decision.action is InterceptorAction.BLOCK:
-                return text, InterceptorAction.BLOCK, decision.reason
-            if decision.action is InterceptorAction.REWRITE and decision.text is not None:
-                text, action, reason = decision.text, InterceptorAction.REWRITE, decision.reason
-        return text, action, reason
+        """The native runtime's rule (`run_interceptors`), on this app's view and log."""
+        return await run_interceptors(self.interceptors, message, self.view(), self.log)
 
     def record(self, type: str, **data: Any) -> None:
         """Add an event of the adapter's own (e.g. a memory action) to the log, in order."""

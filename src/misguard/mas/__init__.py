@@ -21,6 +21,7 @@ from ._interceptor import (
     SystemView,
     build_defense,
     defense_params,
+    run_interceptors,
 )
 from ._memory import ShortTermMemory
 from ._runtime import (
@@ -67,7 +68,7 @@ __all__ = [
     "WorkerAction",
     "build_defense",
     "build_graph",
-    "defense_params",
+    "defense_params", "run_interceptors",
     "graph_from_adjacency",
     "graph_from_edges",
     "load_tasks",

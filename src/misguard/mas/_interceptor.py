@@ -18,6 +18,7 @@ rewrite a message for the concluder only; what receivers saw stays as logged."""
 from __future__ import annotations
 
 import copy
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
@@ -224,3 +225,32 @@ def build_defense(
     """The interceptors of defense `name` with its validated parameters."""
     params = defense_params(name, context.settings, overrides)
     return DEFENSES.build(name, context, params)
+
+
+async def run_interceptors(
+    interceptors: Sequence[Interceptor], message: EdgeMessage, view: SystemView, log: EventLog
+) -> tuple[str, InterceptorAction, str]:
+    """The rule on every edge, in the native runtime and in the framework adapters alike:
+    interceptors in order, each sees the text the previous one left, a block stops the
+    chain; every decision goes to `log` as an `interception` event. Returns the text the
+    receiver sees, the action taken and the reason of the decision that set it."""
+    text, action, reason = message.text, InterceptorAction.PASS, ""
+    for interceptor in interceptors:
+        current = message.model_copy(update={"text": text})
+        started = time.perf_counter()
+        decision: Interception = await interceptor.intercept(current, view)
+        usage = decision.usage.model_copy()
+        if usage.latency_s == 0.0:
+            usage.latency_s = time.perf_counter() - started
+        log.add(
+            "interception", round=message.round, message_id=message.id, interceptor=interceptor.name,
+            sender=message.sender, receiver=message.receiver, action=decision.action.value,
+            reason=decision.reason, text_before=text,
+            text_after=decision.text if decision.action is InterceptorAction.REWRITE else None,
+            usage=usage.model_dump(), details=decision.details,
+        )
+        if decision.action is InterceptorAction.BLOCK:
+            return text, InterceptorAction.BLOCK, decision.reason
+        if decision.action is InterceptorAction.REWRITE and decision.text is not None:
+            text, action, reason = decision.text, InterceptorAction.REWRITE, decision.reason
+    return text, action, reason

@@ -33,7 +33,9 @@ from ..types import ChatMessage, EdgeMessage, Usage
 from ._answers import PlanAnswer, WorkerAction
 from ._config import MASConfig, Role, RoleLLMs
 from ._events import EventLog
-from ._interceptor import ConclusionReviewer, EventLogView, Interception, InterceptorAction, Interceptor, SystemView
+from ._interceptor import (
+    ConclusionReviewer, EventLogView, InterceptorAction, Interceptor, SystemView, run_interceptors,
+)
 from ._memory import ShortTermMemory
 from ._task import Task, ToolSpec
 from ._topology import TOPOLOGIES, build_graph, graph_from_adjacency
@@ -258,28 +260,7 @@ class MultiAgentSystem:
 
     async def _intercept(self, message: EdgeMessage, view: SystemView) -> tuple[str, InterceptorAction]:
         """Run the edge's interceptors; return the text the receiver sees and the action taken."""
-        text = message.text
-        action = InterceptorAction.PASS
-        for interceptor in self.interceptors:
-            current = message.model_copy(update={"text": text})
-            started = time.perf_counter()
-            decision: Interception = await interceptor.intercept(current, view)
-            usage = decision.usage.model_copy()
-            if usage.latency_s == 0.0:
-                usage.latency_s = time.perf_counter() - started
-            self.log.add(
-                "interception", round=message.round, message_id=message.id, interceptor=interceptor.name,
-                sender=message.sender, receiver=message.receiver, action=decision.action.value,
-                reason=decision.reason, text_before=text,
-                text_after=decision.text if decision.action is InterceptorAction.REWRITE else None,
-                usage=usage.model_dump(), details=decision.details,
-            )
-            if decision.action is InterceptorAction.BLOCK:
-                action = InterceptorAction.BLOCK
-                break
-            if decision.action is InterceptorAction.REWRITE and decision.text is not None:
-                text = decision.text
-                action = InterceptorAction.REWRITE
+        text, action, _ = await run_interceptors(self.interceptors, message, view, self.log)
         return text, action
 
     async def _worker_turn(self, agent: Agent, r: int) -> EdgeMessage | None:
