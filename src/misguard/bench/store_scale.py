@@ -13,8 +13,12 @@
 - **Checks**: in a fresh process per arm (so its RSS is the store's), `ClaimGuard.check` of
   real tweets one at a time and `ClaimStore.search` of their embeddings, `index="exact"` and
   `index="auto"` alternating; recall@10 of the approximate index on the large store too.
-- **Adds**: one-claim adds to the large store, and a batch of real claims next to the
-  embedder's raw rate on the same texts.
+- **Checks, profiled**: where a check's time goes: each tweet's embedding alone next to its
+  check, and one profiled pass over the same tweets (time inside the embedder, the store's
+  searches and the rest of the guard).
+- **Adds**: one-claim adds to the large store and batches of real claims next to the
+  embedder's raw rate on the same texts, alternating a delta write (the default) with a
+  whole write (`ClaimStore.delta_limit = 0`: every write makes a new base, as before deltas).
 
 Every measurement goes to the run log first; the summary is computed from it.
 """
@@ -47,6 +51,8 @@ from ..types import Claim
 BATCH = 100_000
 #: Search breadths (`ClaimStore.ann_ef`) measured on the tuning queries.
 EF_CHOICES = (32, 64, 128, 256, 512)
+#: How adds are written: a delta beside the base (the default), or the whole index each time.
+WRITE_ARMS = {"delta": ClaimStore.delta_limit, "whole": 0}
 
 
 def run_store_scale_bench(settings: Settings, output: Path, *, data: Path, stores: Path, claims: int = 1_000_000,
@@ -124,23 +130,29 @@ def run_store_scale_bench(settings: Settings, output: Path, *, data: Path, store
                 log.write("checks", key=f"{repeat}-{mode}", repeat=repeat, mode=mode, load=os.getloadavg()[0], **result)
                 console.print(f"checks repeat {repeat + 1}/{repeats} index={mode}: p95 "
                               f"{np.percentile(result['check_ms'], 95):.1f} ms", highlight=False)
-        # Adds to the large store: one claim at a time, then a batch next to the raw embedder.
-        fresh = [c for c in load_true_claims(data)[500:]]
+        # Adds to the large store: one claim at a time, then batches next to the raw embedder,
+        # each write arm in turn.
+        fresh = iter(load_true_claims(data)[500:])
         with ClaimStore.open(big, embedder) as store:
             for i in range(adds):
-                claim = fresh[i].model_copy(update={"id": f"bench-add-{time.time_ns()}"})
+                for arm in (WRITE_ARMS if i % 2 == 0 else list(WRITE_ARMS)[::-1]):
+                    claim = next(fresh).model_copy(update={"id": f"bench-add-{time.time_ns()}"})
+                    with _with_delta_limit(WRITE_ARMS[arm]):
+                        started = time.perf_counter()
+                        store.add([claim], source="bench")
+                    log.write("add_one", arm=arm, claims=len(store), seconds=time.perf_counter() - started,
+                              delta=len(store.delta_slots), load=os.getloadavg()[0])
+            for arm, limit in WRITE_ARMS.items():
+                batch = [next(fresh) for _ in range(batch_claims)]
+                batch = [c.model_copy(update={"id": f"bench-batch-{time.time_ns()}-{i}"}) for i, c in enumerate(batch)]
                 started = time.perf_counter()
-                store.add([claim], source="bench")
-                log.write("add_one", claims=len(store), seconds=time.perf_counter() - started, load=os.getloadavg()[0])
-            batch = [c.model_copy(update={"id": f"bench-batch-{time.time_ns()}-{i}"})
-                     for i, c in enumerate(fresh[adds : adds + batch_claims])]
-            started = time.perf_counter()
-            embedder.embed([c.text for c in batch], "passage")
-            raw = time.perf_counter() - started
-            started = time.perf_counter()
-            report = store.add(batch, source="bench")
-            log.write("add_batch", claims=len(store), added=report.added, seconds=time.perf_counter() - started,
-                      raw_seconds=raw, load=os.getloadavg()[0])
+                embedder.embed([c.text for c in batch], "passage")
+                raw = time.perf_counter() - started
+                with _with_delta_limit(limit):
+                    started = time.perf_counter()
+                    report = store.add(batch, source="bench")
+                log.write("add_batch", arm=arm, claims=len(store), added=report.added,
+                          seconds=time.perf_counter() - started, raw_seconds=raw, load=os.getloadavg()[0])
         console.print("adds measured", highlight=False)
     summary = summarise(output / "runlog.jsonl")
     (output / "summary.json").write_text(json.dumps(summary, indent=1), encoding="utf-8")
@@ -214,6 +226,17 @@ def _recall(approx: ClaimStore, exact: ClaimStore, vectors: np.ndarray, k: int, 
 
 
 @contextmanager
+def _with_delta_limit(limit: int) -> Iterator[None]:
+    """Writes inside make a delta of at most `limit` vectors (0: every write a new base)."""
+    before = ClaimStore.delta_limit
+    ClaimStore.delta_limit = limit
+    try:
+        yield
+    finally:
+        ClaimStore.delta_limit = before
+
+
+@contextmanager
 def _with_breadth(ef: int) -> Iterator[None]:
     """Handles opened inside search their approximate index with `ef` candidates."""
     before = ClaimStore.ann_ef
@@ -246,11 +269,15 @@ def _check_arm(path: str, embed_settings: dict[str, Any], mode: str, texts: list
     guard = ClaimGuard(store, cache_size=0)
     for text in texts[:10]:
         guard.check(text)
-    check_ms = []
+    check_ms, embed_ms = [], []
     for text in texts[10:]:
         started = time.perf_counter()
         guard.check(text)
         check_ms.append(1000 * (time.perf_counter() - started))
+        started = time.perf_counter()
+        embedder.embed([text], "query")
+        embed_ms.append(1000 * (time.perf_counter() - started))
+    profile = _profiled_checks(guard, texts[10:])
     vectors = embedder.embed(texts, "query")
     search_ms = []
     for row in vectors:
@@ -260,8 +287,34 @@ def _check_arm(path: str, embed_settings: dict[str, Any], mode: str, texts: list
     rss, peak = _rss_mb()
     library = store.stats()["approximate_index"]
     store.close()
-    return {"claims": len(store), "library": library, "open_seconds": open_seconds, "check_ms": check_ms, "search_ms": search_ms,
-            "rss_mb": rss, "peak_rss_mb": peak}
+    return {"claims": len(store), "library": library, "open_seconds": open_seconds, "check_ms": check_ms,
+            "embed_ms": embed_ms, "search_ms": search_ms, "profile": profile, "rss_mb": rss, "peak_rss_mb": peak}
+
+
+#: Where a profiled check spends its time: the functions whose cumulative time is reported.
+PROFILED = {"embed": ("misguard/embed/", "embed"), "store search": ("claims/_store.py", "_search"),
+            "lexical search": ("claims/_store.py", "lexical_search"),
+            "claim rows": ("claims/_store.py", "get_slots")}
+
+
+def _profiled_checks(guard: ClaimGuard, texts: list[str]) -> dict[str, float]:
+    """One pass of checks under cProfile: seconds in all, and inside each of `PROFILED`
+    (the outermost call of each, so recursion is not counted twice)."""
+    import cProfile
+    import pstats
+
+    guard._cache.clear()
+    profiler = cProfile.Profile()
+    started = time.perf_counter()
+    profiler.enable()
+    for text in texts:
+        guard.check(text)
+    profiler.disable()
+    out = {"total": time.perf_counter() - started, "checks": len(texts)}
+    stats = pstats.Stats(profiler).stats  # (file, line, name) -> (calls, primitive calls, own, cumulative, callers)
+    for label, (file_part, name) in PROFILED.items():
+        out[label] = max((v[3] for (file, _, fn), v in stats.items() if file_part in file and fn == name), default=0.0)
+    return out
 
 
 def summarise(path: Path) -> dict[str, Any]:
@@ -281,6 +334,10 @@ def summarise(path: Path) -> dict[str, Any]:
                 "check_p95_ms": statistics.median(np.percentile(r["check_ms"], 95) for r in runs),
                 "search_p50_ms": statistics.median(np.percentile(r["search_ms"], 50) for r in runs),
                 "search_p95_ms": statistics.median(np.percentile(r["search_ms"], 95) for r in runs),
+                "embed_p50_ms": statistics.median(np.percentile(r.get("embed_ms") or [np.nan], 50) for r in runs),
+                "embed_p95_ms": statistics.median(np.percentile(r.get("embed_ms") or [np.nan], 95) for r in runs),
+                "profile_share": {key: statistics.median(r["profile"][key] / r["profile"]["total"] for r in runs)
+                                  for key in PROFILED if all("profile" in r for r in runs)},
                 "rss_mb": statistics.median(r["rss_mb"] for r in runs),
                 "peak_rss_mb": statistics.median(r["peak_rss_mb"] for r in runs),
                 "open_seconds": statistics.median(r["open_seconds"] for r in runs),
@@ -289,15 +346,15 @@ def summarise(path: Path) -> dict[str, Any]:
     every = by("hubness_every_claim")
     if every:
         out["hubness_every_claim"] = every[-1]
-    adds = by("add_one")
-    if adds:
-        out["add_one"] = {"claims": adds[-1]["claims"], "median_seconds": statistics.median(a["seconds"] for a in adds),
-                          "max_seconds": max(a["seconds"] for a in adds)}
-    batch = by("add_batch")
-    if batch:
-        b = batch[-1]
-        out["add_batch"] = {"claims": b["claims"], "added": b["added"], "rate": b["added"] / b["seconds"],
-                            "raw_rate": b["added"] / b["raw_seconds"], "ratio": b["raw_seconds"] / b["seconds"]}
+    out["add_one"], out["add_batch"] = {}, {}
+    for arm in dict.fromkeys(e.get("arm", "whole") for e in by("add_one")):
+        adds = [a for a in by("add_one") if a.get("arm", "whole") == arm]
+        out["add_one"][arm] = {"claims": adds[-1]["claims"], "median_seconds": statistics.median(a["seconds"] for a in adds),
+                               "max_seconds": max(a["seconds"] for a in adds), "adds": len(adds)}
+    for b in by("add_batch"):
+        out["add_batch"][b.get("arm", "whole")] = {
+            "claims": b["claims"], "added": b["added"], "rate": b["added"] / b["seconds"],
+            "raw_rate": b["added"] / b["raw_seconds"], "ratio": b["raw_seconds"] / b["seconds"]}
     return out
 
 
@@ -313,17 +370,22 @@ def render_summary(summary: dict[str, Any]) -> Table:
         table.add_row(f"index={mode}, {m['claims']} claims: check p50 / p95 ms",
                       f"{m['check_p50_ms']:.1f} / {m['check_p95_ms']:.1f}")
         table.add_row(f"index={mode}: search p50 / p95 ms", f"{m['search_p50_ms']:.2f} / {m['search_p95_ms']:.2f}")
+        table.add_row(f"index={mode}: the tweet's embedding alone p50 / p95 ms",
+                      f"{m.get('embed_p50_ms', float('nan')):.1f} / {m.get('embed_p95_ms', float('nan')):.1f}")
+        if m.get("profile_share"):
+            table.add_row(f"index={mode}: share of profiled check time",
+                          ", ".join(f"{k} {v:.0%}" for k, v in m["profile_share"].items()))
         table.add_row(f"index={mode}: RSS / peak MiB, open s",
                       f"{m['rss_mb']:.0f} / {m['peak_rss_mb']:.0f}, {m['open_seconds']:.1f}")
     if "hubness_every_claim" in summary:
         h = summary["hubness_every_claim"]
         table.add_row(f"hubness of all {h['claims']} claims (each add, before), s", f"{h['seconds']:.1f}")
-    if "add_one" in summary:
-        a = summary["add_one"]
-        table.add_row(f"one-claim add to {a['claims']} claims: median / max s", f"{a['median_seconds']:.1f} / {a['max_seconds']:.1f}")
-    if "add_batch" in summary:
-        b = summary["add_batch"]
-        table.add_row(f"batch of {b['added']} claims: claims/s (raw embedder)", f"{b['rate']:.1f} ({b['raw_rate']:.1f})")
+    for arm, a in summary.get("add_one", {}).items():
+        table.add_row(f"one-claim add to {a['claims']} claims, {arm} write: median / max s",
+                      f"{a['median_seconds']:.2f} / {a['max_seconds']:.2f}")
+    for arm, b in summary.get("add_batch", {}).items():
+        table.add_row(f"batch of {b['added']} claims, {arm} write: claims/s (raw embedder)",
+                      f"{b['rate']:.1f} ({b['raw_rate']:.1f}, {b['ratio']:.2f}x)")
     return table
 
 
