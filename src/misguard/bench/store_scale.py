@@ -51,6 +51,8 @@ from ..types import Claim
 BATCH = 100_000
 #: Search breadths (`ClaimStore.ann_ef`) measured on the tuning queries.
 EF_CHOICES = (32, 64, 128, 256, 512)
+#: Claims a check's search asks for (`ClaimGuard`'s default `k`).
+SEARCH_K = 20
 #: How adds are written: a delta beside the base (the default), or the whole index each time.
 WRITE_ARMS = {"delta": ClaimStore.delta_limit, "whole": 0}
 
@@ -132,32 +134,47 @@ def run_store_scale_bench(settings: Settings, output: Path, *, data: Path, store
                               f"{np.percentile(result['check_ms'], 95):.1f} ms", highlight=False)
         # Adds to the large store: one claim at a time, then batches next to the raw embedder,
         # each write arm in turn.
-        fresh = iter(load_true_claims(data)[500:])
-        with ClaimStore.open(big, embedder) as store:
-            for i in range(adds):
-                for arm in (WRITE_ARMS if i % 2 == 0 else list(WRITE_ARMS)[::-1]):
-                    claim = next(fresh).model_copy(update={"id": f"bench-add-{time.time_ns()}"})
-                    with _with_delta_limit(WRITE_ARMS[arm]):
-                        started = time.perf_counter()
-                        store.add([claim], source="bench")
-                    log.write("add_one", arm=arm, claims=len(store), seconds=time.perf_counter() - started,
-                              delta=len(store.delta_slots), load=os.getloadavg()[0])
-            for arm, limit in WRITE_ARMS.items():
-                batch = [next(fresh) for _ in range(batch_claims)]
-                batch = [c.model_copy(update={"id": f"bench-batch-{time.time_ns()}-{i}"}) for i, c in enumerate(batch)]
-                started = time.perf_counter()
-                embedder.embed([c.text for c in batch], "passage")
-                raw = time.perf_counter() - started
-                with _with_delta_limit(limit):
-                    started = time.perf_counter()
-                    report = store.add(batch, source="bench")
-                log.write("add_batch", arm=arm, claims=len(store), added=report.added,
-                          seconds=time.perf_counter() - started, raw_seconds=raw, load=os.getloadavg()[0])
+        measure_adds(big, embedder, iter(load_true_claims(data)[500:]), adds, batch_claims, query_vectors, log)
         console.print("adds measured", highlight=False)
     summary = summarise(output / "runlog.jsonl")
     (output / "summary.json").write_text(json.dumps(summary, indent=1), encoding="utf-8")
     console.print(render_summary(summary))
     return summary
+
+
+def measure_adds(path: Path, embedder: Any, fresh: Iterator[Claim], adds: int, batch_claims: int,
+                 query_vectors: np.ndarray, log: RunLog) -> None:
+    """One-claim adds to the store at `path`, alternating the write arms (`WRITE_ARMS`); a
+    batch of `batch_claims` per arm next to the embedder's raw rate on the same texts (the
+    delta last); then searches of `query_vectors` with the delta it leaves."""
+    with ClaimStore.open(path, embedder) as store:
+        for i in range(adds):
+            for arm in (WRITE_ARMS if i % 2 == 0 else list(WRITE_ARMS)[::-1]):
+                claim = next(fresh).model_copy(update={"id": f"bench-add-{time.time_ns()}"})
+                with _with_delta_limit(WRITE_ARMS[arm]):
+                    started = time.perf_counter()
+                    store.add([claim], source="bench")
+                log.write("add_one", arm=arm, claims=len(store), seconds=time.perf_counter() - started,
+                          delta=len(store.delta_slots), load=os.getloadavg()[0])
+        for arm, limit in reversed(WRITE_ARMS.items()):
+            batch = [next(fresh) for _ in range(batch_claims)]
+            batch = [c.model_copy(update={"id": f"bench-batch-{time.time_ns()}-{i}"}) for i, c in enumerate(batch)]
+            started = time.perf_counter()
+            embedder.embed([c.text for c in batch], "passage")
+            raw = time.perf_counter() - started
+            with _with_delta_limit(limit):
+                started = time.perf_counter()
+                report = store.add(batch, source="bench")
+            log.write("add_batch", arm=arm, claims=len(store), added=report.added,
+                      seconds=time.perf_counter() - started, raw_seconds=raw, load=os.getloadavg()[0])
+        # Searches now cover the delta too (scored exactly beside the graph's candidates).
+        search_ms = []
+        for row in query_vectors:
+            started = time.perf_counter()
+            store.search(row, SEARCH_K, flaggable_only=True)
+            search_ms.append(1000 * (time.perf_counter() - started))
+        log.write("search_with_delta", claims=len(store), delta=len(store.delta_slots), search_ms=search_ms,
+                  load=os.getloadavg()[0])
 
 
 def _ensure_store(path: Path, embedder: Any, rows: list[Claim], log: RunLog, name: str, console: Console) -> None:
@@ -351,6 +368,10 @@ def summarise(path: Path) -> dict[str, Any]:
         adds = [a for a in by("add_one") if a.get("arm", "whole") == arm]
         out["add_one"][arm] = {"claims": adds[-1]["claims"], "median_seconds": statistics.median(a["seconds"] for a in adds),
                                "max_seconds": max(a["seconds"] for a in adds), "adds": len(adds)}
+    for d in by("search_with_delta"):
+        out["search_with_delta"] = {"claims": d["claims"], "delta": d["delta"],
+                                    "search_p50_ms": float(np.percentile(d["search_ms"], 50)),
+                                    "search_p95_ms": float(np.percentile(d["search_ms"], 95))}
     for b in by("add_batch"):
         out["add_batch"][b.get("arm", "whole")] = {
             "claims": b["claims"], "added": b["added"], "rate": b["added"] / b["seconds"],
@@ -386,6 +407,10 @@ def render_summary(summary: dict[str, Any]) -> Table:
     for arm, b in summary.get("add_batch", {}).items():
         table.add_row(f"batch of {b['added']} claims, {arm} write: claims/s (raw embedder)",
                       f"{b['rate']:.1f} ({b['raw_rate']:.1f}, {b['ratio']:.2f}x)")
+    if "search_with_delta" in summary:
+        d = summary["search_with_delta"]
+        table.add_row(f"search of {d['claims']} claims with a delta of {d['delta']}: p50 / p95 ms",
+                      f"{d['search_p50_ms']:.2f} / {d['search_p95_ms']:.2f}")
     return table
 
 
