@@ -173,8 +173,12 @@ def measure_adds(path: Path, embedder: Any, fresh: Iterator[Claim], adds: int, b
             started = time.perf_counter()
             store.search(row, SEARCH_K, flaggable_only=True)
             search_ms.append(1000 * (time.perf_counter() - started))
+        # What a replica pays to follow a write: opening the store with its delta.
+        started = time.perf_counter()
+        with ClaimStore.open(path, embedder):
+            opened = time.perf_counter() - started
         log.write("search_with_delta", claims=len(store), delta=len(store.delta_slots), search_ms=search_ms,
-                  load=os.getloadavg()[0])
+                  open_seconds=opened, load=os.getloadavg()[0])
 
 
 def _ensure_store(path: Path, embedder: Any, rows: list[Claim], log: RunLog, name: str, console: Console) -> None:
@@ -371,7 +375,8 @@ def summarise(path: Path) -> dict[str, Any]:
     for d in by("search_with_delta"):
         out["search_with_delta"] = {"claims": d["claims"], "delta": d["delta"],
                                     "search_p50_ms": float(np.percentile(d["search_ms"], 50)),
-                                    "search_p95_ms": float(np.percentile(d["search_ms"], 95))}
+                                    "search_p95_ms": float(np.percentile(d["search_ms"], 95)),
+                                    "open_seconds": d.get("open_seconds")}
     for b in by("add_batch"):
         out["add_batch"][b.get("arm", "whole")] = {
             "claims": b["claims"], "added": b["added"], "rate": b["added"] / b["seconds"],
@@ -411,6 +416,9 @@ def render_summary(summary: dict[str, Any]) -> Table:
         d = summary["search_with_delta"]
         table.add_row(f"search of {d['claims']} claims with a delta of {d['delta']}: p50 / p95 ms",
                       f"{d['search_p50_ms']:.2f} / {d['search_p95_ms']:.2f}")
+        if d.get("open_seconds") is not None:
+            table.add_row("opening the store with that delta (a replica following a write), s",
+                          f"{d['open_seconds']:.2f}")
     return table
 
 
