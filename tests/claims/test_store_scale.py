@@ -227,3 +227,20 @@ def test_a_delta_write_that_died_before_its_commit_leaves_the_store_as_it_was(tm
         assert again.layout == layout and len(again) == 82 and again.get("x0") is None
         assert again.verify(sample=0).ok
 
+
+
+def test_the_same_query_searched_twice_walks_the_graph_once(monkeypatch):
+    from misguard.claims._ann import AnnIndex
+
+    rng = np.random.default_rng(7)
+    index = AnnIndex.build("usearch", _unit(rng, 200))
+    walks = []
+    real = index._impl.search
+    monkeypatch.setattr(index._impl, "search", lambda *a, **kw: walks.append(1) or real(*a, **kw))
+    query = _unit(rng, 1)
+    first = index.search(query, 10)
+    assert np.array_equal(index.search(query, 10), first) and len(walks) == 1
+    index.search(_unit(rng, 1), 10)  # another query walks again
+    index.add(np.array([500]), query)  # so does the same query once the graph changed
+    again = index.search(query, 10)
+    assert len(walks) == 3 and again[0, 0] == 500
