@@ -244,3 +244,20 @@ def test_the_same_query_searched_twice_walks_the_graph_once(monkeypatch):
     index.add(np.array([500]), query)  # so does the same query once the graph changed
     again = index.search(query, 10)
     assert len(walks) == 3 and again[0, 0] == 500
+
+
+def test_a_whole_write_leaves_room_for_later_deltas_even_when_told_to_make_none(tmp_path, hashing64,
+                                                                               small_threshold, monkeypatch):
+    rng = np.random.default_rng(8)
+    path = tmp_path / "db"
+    with ClaimStore.open(path, hashing64, create=True) as store:
+        _add(store, "a", _unit(rng, 80))
+        monkeypatch.setattr(ClaimStore, "delta_limit", 0)
+        _add(store, "w", _unit(rng, 1))
+        assert not store.layout.has_delta and store.layout.spare > 0
+        monkeypatch.undo()
+        monkeypatch.setattr(ClaimStore, "ann_threshold", 60)
+        _add(store, "d", _unit(rng, 1))
+        assert store.layout.has_delta
+    with ClaimStore.open(path, hashing64) as again:  # the delta lies over the mapping's spare rows
+        assert isinstance(again.vectors.base, np.memmap) and len(again) == 82

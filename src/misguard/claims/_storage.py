@@ -96,6 +96,11 @@ def file_sha256(path: Path) -> str:
 #: delta (`Layout`) has `delta-` and `deltaslots-` files instead of its own `index-` and `ann-`.
 INDEX_KINDS = ("index", "topics", "hubs")
 DELTA_KINDS = ("delta", "deltaslots")
+#: Most vectors a large store keeps in a delta beside its base index before a write merges
+#: them into a new base (writing the whole index and approximate index again). Every search
+#: scores the delta exactly: at this size one product of about 4 million multiply-adds.
+#: A base's index file has this many spare rows at least, for the deltas laid over it.
+DELTA_LIMIT = 10_000
 _GENERATION_FILE = re.compile(r"(?:(index|topics|hubs|delta|deltaslots)-(\d+)\.npy|ann-(\d+)\.usearch)")
 
 

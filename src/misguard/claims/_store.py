@@ -45,6 +45,7 @@ from ._ann import ANN_EF, ANN_THRESHOLD, AnnIndex, ann_file
 from ._storage import (
     _COLUMNS,
     _TOPIC_IDS,
+    DELTA_LIMIT,
     IndexProblem,
     Layout,
     _claim,
@@ -90,10 +91,6 @@ INDEX_MODES = ("auto", "exact", "approximate")
 #: Most candidates asked of the approximate index for a flaggable-only search; a store whose
 #: flaggable share needs more has few flaggable claims, which exact search covers fast.
 MAX_CANDIDATES = 512
-#: Most vectors a large store keeps in a delta beside its base index before a write merges
-#: them into a new base (writing the whole index and approximate index again). Every search
-#: scores the delta exactly: at this size one product of about 4 million multiply-adds.
-DELTA_LIMIT = 10_000
 
 
 class ClaimStore(StoreWrites):

@@ -33,6 +33,7 @@ from ._storage import (
     _COLUMNS,
     _TOPIC_IDS,
     DELTA_KINDS,
+    DELTA_LIMIT,
     HUBNESS_REFERENCE,
     INDEX_KINDS,
     Layout,
@@ -259,8 +260,9 @@ class StoreWrites:
                 if delta is None:  # a new base, written whole
                     ann = self._next_ann(nxt, generation)
                     library = ann.library if ann is not None else ""
-                    # Room for the deltas of the writes to come (only where there will be some).
-                    spare = self.delta_limit if ann is not None else 0
+                    # Room for the deltas of the writes to come (in a store with a graph), also
+                    # when this write was told to make no delta.
+                    spare = max(self.delta_limit, DELTA_LIMIT) if ann is not None else 0
                     layout = Layout(generation, len(nxt.vectors), generation, len(nxt.vectors), spare)
                     arrays = dict(zip(INDEX_KINDS, (nxt.vectors, nxt.topic_ids, nxt.hubs)))
                     sums = {}
