@@ -404,6 +404,11 @@ class QdrantClaimStore:
             if offset is None:
                 return
 
+    def page(self, offset: int, limit: int) -> list[Claim]:
+        """Claims `offset` to `offset + limit` in the store's order (point id order)."""
+        answer = self.client.query_points(self.location.collection, limit=limit, offset=offset, with_payload=True)
+        return [_claim_of(point.payload) for point in answer.points]
+
     def stats(self) -> dict[str, object]:
         """Counts by verdict, language, topic and publisher, plus the index size and embedder."""
         n = len(self)

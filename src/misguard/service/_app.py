@@ -284,10 +284,10 @@ def create_app(
         offset: Annotated[int, Query(ge=0, le=10_000_000)] = 0,
         limit: Annotated[int, Query(ge=1, le=1000)] = 100,
     ) -> ClaimsPage:
-        """The store's claims as schema.org ClaimReview JSON-LD, in slot order."""
+        """The store's claims as schema.org ClaimReview JSON-LD, in the store's order."""
         def page() -> tuple[int, list[Any]]:
             store = runner.store()
-            claims = list(store.get_slots(range(offset, min(len(store), offset + limit))).values())
+            claims = store.page(offset, limit)
             return len(store), claims
 
         total, claims = await runner.run(lambda: runner.store().consistent(page))
