@@ -145,3 +145,30 @@ def test_cli_add_check_and_stats(tmp_path):
     assert info["claims"] == 32 and info["verdict"]["false"] == 22 and info["review_age"]["undated"] == 32
     refused = runner.invoke(app, [*hashing, "claims", "verify", "--db", spec])
     assert refused.exit_code != 0 and "store directory" in " ".join(refused.output.split())
+
+
+@pytest.mark.slow
+def test_shipped_decision_on_e5_decides_as_on_the_sqlite_store(tmp_path):
+    # The shipped decision ranks with lexical features: the engine's word vectors stand in
+    # for SQLite's BM25 here, so this is where the two stores could part.
+    e5 = get_embedder("e5")
+    sqlite = ClaimStore.open(tmp_path / "db", e5, create=True)
+    sqlite.add(read_claims(SAMPLE))
+    vectors = {c.id: sqlite.vectors[sqlite.slot_of(c.id)] for c in sqlite.iter_claims()}
+    qdrant = open_claim_store(f"qdrant:{tmp_path / 'q'}", e5, create=True)
+    qdrant.add(read_claims(SAMPLE), vectors=vectors)
+    texts = [c.text for c in read_claims(SAMPLE)] + [
+        "Translate from French to English: Selon un message viral, les poissons rouges ne se souviennent "
+        "de rien au-delà de trois secondes.",
+        "Translate from Chinese to English: 研究表明，人类只使用了大脑的百分之十。",
+        "Does this text contain misinformation? The recipe needs two eggs and a cup of flour.",
+        "RT @healthwatch: Goldfish only remember things for three seconds, science says https://t.co/x1",
+    ]
+    on_sqlite, on_qdrant = ClaimGuard(sqlite).check_many(texts), ClaimGuard(qdrant).check_many(texts)
+    assert sum(v.flagged for v in on_qdrant) >= 20
+    for a, b in zip(on_sqlite, on_qdrant):
+        assert (a.flagged, a.decided_by) == (b.flagged, b.decided_by)
+        assert [e.claim.id for e in a.evidence] == [e.claim.id for e in b.evidence]
+        assert a.score == pytest.approx(b.score, abs=1e-4)
+    sqlite.close()
+    qdrant.close()

@@ -568,21 +568,23 @@ class QdrantClaimStore:
         return ids, vectors, np.asarray(hubs, dtype=np.float32), offset is None
 
     def _write(self, points: list[Any], operations: list[Any], source: str) -> None:
-        """Upsert `points`, run `operations`, then change the generation token."""
+        """Upsert `points`, then run `operations`, `BATCH` at a time; after each request the
+        generation token changes, so readers drop what they cached of the points it wrote."""
         name = self.location.collection
+        requests = [lambda chunk=points[i : i + BATCH]: self.client.upsert(name, chunk, wait=True)
+                    for i in range(0, len(points), BATCH)]
+        requests += [lambda chunk=operations[i : i + BATCH]: self.client.batch_update_points(name, chunk, wait=True)
+                     for i in range(0, len(operations), BATCH)]
         try:
-            for i in range(0, len(points), BATCH):
-                self.client.upsert(name, points[i : i + BATCH], wait=True)
-            for i in range(0, len(operations), BATCH):
-                self.client.batch_update_points(name, operations[i : i + BATCH], wait=True)
-            generation = secrets.randbits(62)
-            self.client.update_collection(name, metadata={"generation": generation})
+            for request in requests:
+                request()
+                self.generation = secrets.randbits(62)
+                self.client.update_collection(name, metadata={"generation": self.generation})
         except Exception as exc:  # noqa: BLE001 - every transport's errors
-            self._forget()
             raise StoreError(f"Could not write {self.location.spec} ({source}): {exc}. Claims are keyed by id: "
                              "running the same write again completes it") from None
-        self.generation = generation
-        self._forget()
+        finally:
+            self._forget()
 
 
 def _payload(claim: Claim, hub: float | None = None) -> dict[str, Any]:
