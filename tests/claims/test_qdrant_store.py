@@ -16,7 +16,6 @@ from misguard.errors import ConfigError, StoreError
 from .conftest import SAMPLE, claim
 
 pytest.importorskip("qdrant_client", reason="the qdrant extra is not installed")
-pytestmark = pytest.mark.filterwarnings("ignore:Local mode:UserWarning")
 
 QUERIES = ["Vaccines cause autism in children", "The Great Wall of China can be seen from the moon",
            "Goldfish only remember things for three seconds", "a recipe for lentil soup with carrots"]

@@ -12,7 +12,6 @@ from .conftest import ADMIN_KEY, HASHING, SAMPLE, auth, make_app
 from .test_api import FALSE_TEXT, test_claims_admin_round_trip_in_claimreview as admin_round_trip
 
 pytest.importorskip("qdrant_client", reason="the qdrant extra is not installed")
-pytestmark = pytest.mark.filterwarnings("ignore:Local mode:UserWarning")
 
 
 @pytest.fixture

@@ -302,6 +302,8 @@ class QdrantClaimStore:
         return m.Filter(must=must) if must else None
 
     def _params(self) -> Any:
+        if self.location.url is None:
+            return None  # embedded mode always searches exactly
         if self.index_mode == "exact":
             return self.models.SearchParams(exact=True)
         return self.models.SearchParams(hnsw_ef=ANN_EF)
