@@ -60,7 +60,7 @@ BATCH = 256
 #: BM25's term-frequency saturation; claims are one sentence, so no length normalisation.
 BM25_K1 = 1.2
 #: Payload fields the engine filters or counts on (indexed on a server).
-_KEYWORDS = ("id", "verdict", "language", "topic", "publisher")
+_KEYWORDS = ("verdict", "language", "topic", "publisher")
 _CACHE_LIMIT = 200_000
 
 
@@ -339,9 +339,14 @@ class QdrantClaimStore:
             return []
         indices = sorted({_word_index(w) for w in words})
         query = self.models.SparseVector(indices=indices, values=[1.0] * len(indices))
+        # Points come with their payload and vector: the guard reads both for every candidate.
         answer = self.client.query_points(self.location.collection, query=query, using=WORDS, limit=k,
-                                          query_filter=self._filter(flaggable_only=flaggable_only), with_payload=False)
-        return [(int(hit.id), float(hit.score)) for hit in answer.points if hit.score > 0]
+                                          query_filter=self._filter(flaggable_only=flaggable_only), with_payload=True,
+                                          with_vectors=[DENSE])
+        hits = [hit for hit in answer.points if hit.score > 0]
+        for hit in hits:
+            self._remember(int(hit.id), hit.payload, hit.vector)
+        return [(int(hit.id), float(hit.score)) for hit in hits]
 
     def languages(self) -> frozenset[str]:
         if self._languages is None:
