@@ -171,3 +171,22 @@ def test_shipped_decision_on_e5_decides_as_on_the_sqlite_store(tmp_path):
         assert a.score == pytest.approx(b.score, abs=1e-4)
     sqlite.close()
     qdrant.close()
+
+
+def test_errors_say_what_to_do(qstore, embedder):
+    with pytest.raises(StoreError, match="Qdrant server"):
+        open_claim_store(qstore.location.spec, embedder)  # an embedded store is one process's
+    with pytest.raises(StoreError, match="Cannot reach the Qdrant store qdrant\\+http://127.0.0.1:1/claims"):
+        open_claim_store("qdrant+http://127.0.0.1:1/claims", embedder)
+    with pytest.raises(ConfigError, match="names no host"):
+        open_claim_store("qdrant+http:///claims", embedder)
+
+
+def test_a_collection_misguard_did_not_make_is_refused(tmp_path, embedder):
+    from qdrant_client import QdrantClient, models
+
+    client = QdrantClient(path=str(tmp_path / "other"))
+    client.create_collection("claims", vectors_config=models.VectorParams(size=256, distance=models.Distance.COSINE))
+    client.close()
+    with pytest.raises(StoreError, match="not a misguard claim store"):
+        open_claim_store(f"qdrant:{tmp_path / 'other'}", embedder)

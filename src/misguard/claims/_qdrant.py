@@ -180,9 +180,12 @@ class QdrantClaimStore:
             if location.path is not None:
                 client = qdrant_client.QdrantClient(path=str(location.path))
             else:
-                client = qdrant_client.QdrantClient(url=location.url, api_key=os.environ.get(API_KEY_ENV) or None)
+                # The version check runs on a thread and only warns; an old server shows instead
+                # as a collection without metadata (below), with an error that says so.
+                client = qdrant_client.QdrantClient(url=location.url, api_key=os.environ.get(API_KEY_ENV) or None,
+                                                    check_compatibility=False)
         except RuntimeError as exc:  # embedded mode: another process holds the directory
-            raise StoreError(f"Cannot open {spec}: {exc}. An embedded store serves one process; share one "
+            raise StoreError(f"Cannot open {spec}: {str(exc).rstrip('.')}. An embedded store serves one process; share one "
                              "between processes through a Qdrant server (qdrant+http://HOST:6333/COLLECTION)") from None
         try:
             cls._prepare(client, location, embedder, create)
@@ -219,6 +222,9 @@ class QdrantClaimStore:
                     client.create_payload_index(name, key, models.PayloadSchemaType.KEYWORD)
                 client.create_payload_index(name, "flaggable", models.PayloadSchemaType.BOOL)
         meta = client.get_collection(name).config.metadata or {}
+        if "embedder" not in meta:
+            raise StoreError(f"{spec} is not a misguard claim store: its collection's metadata names no embedder "
+                             "(a Qdrant server older than the client, 1.20, may not keep collection metadata)")
         if meta.get("embedder") != embedder.spec:
             raise ConfigError(
                 f"The store at {spec} was built with embedder {meta.get('embedder')!r}, not {embedder.spec!r}: "
