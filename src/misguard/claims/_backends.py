@@ -2,7 +2,8 @@
 
 A spec is a directory (the default backend, `sqlite`: `ClaimStore`) or starts with a prefix
 a registered backend claims (`qdrant:DIR`, `qdrant+http://HOST:6333/COLLECTION`). A backend
-registers a factory `(spec, embedder, *, create, index) -> store` with its `prefixes`; a
+registers a factory `(spec, embedder, *, create, index) -> store` with its `prefixes` (an
+installed package adds its module under the `misguard.claim_stores` entry-point group); a
 plug-in's backend then opens from the CLI, the service and the benches by its spec alone.
 """
 
@@ -15,7 +16,8 @@ from ..embed import Embedder
 from ..registry import Registry
 
 #: Backends of claim stores by name; metadata: `prefixes` of the specs each one opens.
-STORE_BACKENDS: Registry[Any] = Registry("claim store backend", plugins=("misguard.claims._qdrant",))
+STORE_BACKENDS: Registry[Any] = Registry("claim store backend", plugins=("misguard.claims._qdrant",),
+                                         entry_point_group="misguard.claim_stores")
 DEFAULT_BACKEND = "sqlite"
 
 
