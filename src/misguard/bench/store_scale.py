@@ -70,7 +70,9 @@ def run_store_scale_bench(settings: Settings, output: Path, *, data: Path, store
     with RunLog.open(output / "runlog.jsonl", header, resume=False) as log:
         real = {"checkthat": (stores / "checkthat", checkthat.claims),
                 "snopes": (stores / "snopes", read_claims(data / SNOPES))}
-        for name, (path, rows) in real.items():
+        # Only the backend arms (no recall, no large store) need just the CheckThat store.
+        needed = real if real_recall or claims else {"checkthat": real["checkthat"]}
+        for name, (path, rows) in needed.items():
             _ensure_store(path, embedder, rows, log, name, console)
         # Recall of the approximate index on the real stores.
         query_sets = {"checkthat": {"train": tweets["train"], "dev+test": tweets["dev"] + tweets["test"]},
