@@ -300,7 +300,10 @@ class QdrantClaimStore:
 
     def _filter(self, *, flaggable_only: bool = False, topics: Sequence[str] | None = None) -> Any:
         m = self.models
-        must = [m.FieldCondition(key="flaggable", match=m.MatchValue(value=True))] if flaggable_only else []
+        # When every claim is false-rated the filter changes nothing (and embedded mode
+        # evaluates a filter point by point in Python): leave it out, as ClaimStore does.
+        must = ([m.FieldCondition(key="flaggable", match=m.MatchValue(value=True))]
+                if flaggable_only and not self._all_flaggable() else [])
         if topics is not None:
             # Claims without a topic are always searched (never unreachable), as in ClaimStore.
             must.append(m.Filter(should=[m.FieldCondition(key="topic", match=m.MatchAny(any=list(topics))),
