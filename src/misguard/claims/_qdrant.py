@@ -22,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+import re
 import secrets
 import time
 from collections import Counter
@@ -57,8 +58,8 @@ SCHEMA_VERSION = 1
 DENSE, WORDS = "dense", "words"
 #: Points per write request.
 BATCH = 256
-#: BM25's term-frequency saturation; claims are one sentence, so no length normalisation.
-BM25_K1 = 1.2
+#: BM25's term-frequency saturation and length normalisation, as SQLite's FTS5 `bm25()`.
+BM25_K1, BM25_B = 1.2, 0.75
 #: Payload fields the engine filters or counts on (indexed on a server).
 _KEYWORDS = ("verdict", "language", "topic", "publisher")
 _CACHE_LIMIT = 200_000
@@ -496,7 +497,8 @@ class QdrantClaimStore:
                     relabelled.append(cid)
         hubs = self._hubs_after({point_id(cid): v for cid, v in fresh.items()})
         m = self.models
-        points = [m.PointStruct(id=point_id(cid), vector={DENSE: vec.tolist(), WORDS: _sparse(m, batch[cid].text)},
+        average = self._average_length([batch[cid].text for cid in fresh])
+        points = [m.PointStruct(id=point_id(cid), vector={DENSE: vec.tolist(), WORDS: _sparse(m, batch[cid].text, average)},
                                 payload=_payload(batch[cid], hubs.pop(point_id(cid), 0.0)))
                   for cid, vec in fresh.items()]
         operations = [m.SetPayloadOperation(set_payload=m.SetPayload(payload=_payload(batch[cid]), points=[point_id(cid)]))
@@ -520,6 +522,16 @@ class QdrantClaimStore:
                        for pid, hub in hubs.items()]
         self._write([], operations, source)
         return len(gone)
+
+    def _average_length(self, texts: list[str]) -> float:
+        """BM25's average claim length: measured on the first claims written, then kept in
+        the collection's metadata (changing it would leave older points weighed differently)."""
+        name = self.location.collection
+        meta = self.client.get_collection(name).config.metadata or {}
+        if "average_length" not in meta and texts:
+            meta["average_length"] = max(1.0, float(np.mean([_length(t) for t in texts])))
+            self.client.update_collection(name, metadata={"average_length": meta["average_length"]})
+        return float(meta.get("average_length", 1.0))
 
     def _existing(self, ids: list[str]) -> dict[str, tuple[int, str, tuple]]:
         """Stored claims among `ids`: id -> (slot, text, record row)."""
@@ -617,13 +629,23 @@ def _claim_of(payload: Any) -> Claim:
     return Claim(**data)
 
 
-def _sparse(models: Any, text: str) -> Any:
+def _length(text: str) -> int:
+    """A text's length in words as FTS5 counts it (every word, short and common ones too)."""
+    return len(_TOKEN.findall(text))
+
+
+_TOKEN = re.compile(r"[^\W_]+")
+
+
+def _sparse(models: Any, text: str, average_length: float) -> Any:
+    """BM25's document side of each word (the engine multiplies in the word's IDF)."""
     weights: dict[int, float] = {}
     for word, tf in _words(text).items():
         index = _word_index(word)
         weights[index] = weights.get(index, 0.0) + tf
     indices = sorted(weights)
-    values = [weights[i] * (BM25_K1 + 1) / (weights[i] + BM25_K1) for i in indices]
+    norm = BM25_K1 * (1 - BM25_B + BM25_B * _length(text) / average_length)
+    values = [weights[i] * (BM25_K1 + 1) / (weights[i] + norm) for i in indices]
     return models.SparseVector(indices=indices, values=values)
 
 
