@@ -381,6 +381,10 @@ class ClaimGuard:
                     self._nearest_other(analysis, seg_vecs, every[row : row + n], lexical_every)
                 out.append(analysis)
                 row += n
+            self._read_claims(out)
+            for analysis in out:
+                if analysis.slots:
+                    self.select(analysis, 0, read=False)
         if self.reader is not None:
             # One batched pass of the reader over every matched pair (select left it out);
             # an English reader only over English texts: the decision reads no other value.
@@ -435,8 +439,20 @@ class ClaimGuard:
         # differ from the whole text's ("Translate from French: ...").
         body = p.segments[0].text
         analysis.body_language = language if body == p.clean else guess_language(body)
-        self.select(analysis, 0, read=False)
         return analysis
+
+    def _read_claims(self, analyses: list[Analysis]) -> None:
+        """Read the claims the verdicts show (each text's match and listed candidates) in
+        one store query for the batch, not a few per text."""
+        def shown(a: Analysis) -> list[int]:
+            return [a.slots[0], *(slot for slot, _ in a.ranked)] if a.slots else []
+
+        wanted = {s for a in analyses for s in shown(a)}
+        if not wanted:
+            return
+        claims = self.store.get_slots(wanted)
+        for a in analyses:
+            a._claims.update((s, claims[s]) for s in shown(a) if s in claims)
 
     def _nearest_other(self, analysis: Analysis, seg_vecs: np.ndarray, slots: np.ndarray,
                        lexical: list[tuple[int, float]]) -> None:
