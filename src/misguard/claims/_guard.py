@@ -11,6 +11,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import replace
+from functools import lru_cache
 
 import numpy as np
 
@@ -518,8 +519,7 @@ class ClaimGuard:
         lex_rank = {slot: r for r, (slot, _) in enumerate(lexical)}
         best_lex = lexical[0][1] if lexical and lexical[0][1] > 0 else 1.0
         lex_score = dict(lexical)
-        text = p.segments[0].text
-        text_words, text_numbers, text_names = content_words(text), numbers(text), capitalised(text)
+        text_words, text_numbers, text_names = _text_cues(p.segments[0].text)
         cues = self._claim_cues(candidates)
         # Column by column: a long text has hundreds of candidates, and a Python row per
         # candidate of numpy scalars cost more than the rest of its ranking. Same values.
@@ -577,6 +577,13 @@ class ClaimGuard:
     def _candidates(self, a: Analysis) -> list[Candidate]:
         claims = a.claims_of([slot for slot, _ in a.ranked])
         return [Candidate(claim_id=c.id, score=round(sc, 6)) for c, (_, sc) in zip(claims, a.ranked)]
+
+
+@lru_cache(maxsize=256)
+def _text_cues(text: str) -> tuple[set[str], set[str], set[str]]:
+    """Content words, numbers and names of a checked text (its candidates are ranked twice:
+    among the false-rated claims, then among every claim)."""
+    return content_words(text), numbers(text), capitalised(text)
 
 
 def _evidence(p: _Prepared, seg: Segment, claim: Claim, score: float) -> Evidence:
