@@ -235,3 +235,65 @@ def test_concurrent_checks_from_worker_threads_agree_with_serial_ones(guard):
         got = list(pool.map(lambda t: guard.check(t), texts))
     assert [(v.flagged, round(v.score, 6)) for v in got] == expected
     assert guard.cache_hits > 0  # repeated texts answered from the cache
+
+
+PAGE_CHUNK = ("The town council met on Tuesday evening to discuss the new budget for the coming year. "
+              "Several residents asked about the repairs to the old bridge near the river crossing. "
+              "Goldfish can only remember things for three seconds. "
+              "The meeting ended late after a long debate about parking fees in the centre of town.")
+QUIET_CHUNK = ("The town council met on Tuesday evening to discuss the new budget for the coming year. "
+               "Several residents asked about the repairs to the old bridge near the river crossing. "
+               "The meeting ended late after a long debate about parking fees in the centre of town.")
+
+
+def _spy(guard) -> list[str]:
+    """Record every text the guard embeds as a query from now on."""
+    guard.topics.centroids("query")  # the topic agent embeds its centroids on first use
+    asked: list[str] = []
+    embed = guard.embedder.embed
+    guard.embedder.embed = lambda texts, kind="passage": asked.extend([texts] if isinstance(texts, str) else texts) or embed(texts, kind)  # type: ignore[method-assign]
+    return asked
+
+
+def test_a_page_chunk_without_a_flagged_sentence_embeds_only_its_sentences(guard):
+    views = guard.views(QUIET_CHUNK)
+    assert views[0].kind == "body" and [v.text for v in guard.page_views(QUIET_CHUNK)] == [v.text for v in views[1:]]
+    asked = _spy(guard)
+    v = guard.check_many([QUIET_CHUNK], page=True)[0]
+    assert not v.flagged and asked == [v.text for v in views[1:]]
+    assert "page-sentences:3" in v.stages and "page-whole" not in v.stages
+    assert guard.check(QUIET_CHUNK).flagged is False and views[0].text in asked  # a text on its own: the whole too
+
+
+def test_a_page_chunk_with_a_flagged_sentence_is_checked_as_a_whole(guard):
+    """The sentence flags on its own, so the chunk is judged as any text is: the verdict
+    is the whole text's, evidence offsets into the chunk."""
+    asked = _spy(guard)
+    page = guard.check_many([PAGE_CHUNK], page=True)[0]
+    views = guard.views(PAGE_CHUNK)
+    sentences = [v.text for v in views[1:]]
+    assert asked[: len(sentences)] == sentences and views[0].text not in sentences  # the sentences first,
+    assert views[0].text in asked[len(sentences) :]  # then the whole (its sentences' vectors cached)
+    assert page.flagged and page.evidence[0].claim.id == "S03" and page.stages[-2:] == ["page-sentences:4", "page-whole"]
+    ev = page.evidence[0]
+    assert PAGE_CHUNK[ev.start : ev.end] == "Goldfish can only remember things for three seconds."
+    alone = guard.check(PAGE_CHUNK)  # the same verdict as the chunk checked as a text
+    assert (alone.flagged, alone.score, alone.evidence[0].start) == (page.flagged, page.score, ev.start)
+
+
+def test_a_page_chunk_whose_sentences_leave_out_much_of_it_is_checked_whole(guard):
+    """Fragments under three words are no segments: a chunk made of them is checked as any
+    text, its whole first."""
+    text = "Yes. No. Maybe so. " * 8 + QUIET_CHUNK
+    assert guard.page_views(text) == guard.views(text)
+
+
+def test_page_verdicts_are_cached_apart_from_text_verdicts(guard):
+    guard.check_many([QUIET_CHUNK], page=True)
+    assert "cache" not in guard.check(QUIET_CHUNK).stages
+    assert "cache" in guard.check_many([QUIET_CHUNK], page=[True])[0].stages
+
+
+def test_page_flags_must_match_the_texts(guard):
+    with pytest.raises(DataError, match="one per text"):
+        guard.check_many(["a b c", "d e f"], page=[True])

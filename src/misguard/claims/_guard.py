@@ -47,6 +47,12 @@ NEAREST_NOT_FALSE = "nearest-claim-not-false"
 #: themselves (LIAR train statements) for no gain on the CheckThat dev tweets; chosen on
 #: those two (docs/BENCHMARKS.md), never on the dev set or a test split.
 SENTENCE_WORDS = 40
+#: A page chunk whose sentences cover at least this share of it (non-space characters) is
+#: checked sentence by sentence first, each sentence as a text of its own; only a chunk
+#: with a flagged sentence is then checked as a whole, as any text is (`check_many(page=True)`).
+#: The whole and its sentences are the same words: embedding both for every chunk made the
+#: guard embed each word of a page twice.
+PAGE_SENTENCE_COVERAGE = 0.9
 
 
 class ClaimGuard:
@@ -193,15 +199,26 @@ class ClaimGuard:
         """Check one text."""
         return self.check_many([text])[0]
 
-    def check_many(self, texts: Sequence[str]) -> list[Verdict]:
+    def check_many(self, texts: Sequence[str], *, page: bool | Sequence[bool] = False) -> list[Verdict]:
         """Check texts in one batch (one embedding call for all their segments). Safe to
         call from any thread; concurrent calls run one after another. Every verdict of one
         call is made against one generation of the store, the latest: when another handle
-        or process wrote, the index is reloaded and the verdict cache dropped first."""
-        with self._lock:
-            return self.store.consistent(lambda: self._check_many(texts))
+        or process wrote, the index is reloaded and the verdict cache dropped first.
 
-    def _check_many(self, texts: Sequence[str], *, screen: bool = True) -> list[Verdict]:
+        `page` (one flag, or one per text): the texts are chunks of a crawled page
+        (`crawl`). A chunk made of sentences (`PAGE_SENTENCE_COVERAGE`) is checked sentence
+        by sentence first, each as a text of its own. A chunk none of whose sentences is
+        flagged on its own is not flagged (its verdict is its best-scoring sentence's,
+        evidence offsets into the chunk); one with a flagged sentence is checked as a
+        whole, as any text is, and that verdict stands. Most of a page's chunks flag no
+        sentence, so most of its words are embedded once instead of twice."""
+        flags = [bool(page)] * len(texts) if isinstance(page, bool) else [bool(f) for f in page]
+        if len(flags) != len(texts):
+            raise DataError(f"page has {len(flags)} flags for {len(texts)} texts; give one per text or a single bool")
+        with self._lock:
+            return self.store.consistent(lambda: self._check_many(texts, pages=flags))
+
+    def _check_many(self, texts: Sequence[str], *, screen: bool = True, pages: Sequence[bool] | None = None) -> list[Verdict]:
         started = time.perf_counter()
         if self._cache_generation != self.store.generation:
             # The store changed (another process wrote, or this one through the same
@@ -210,13 +227,15 @@ class ClaimGuard:
             self._cache_generation = self.store.generation
         results: list[Verdict | None] = [None] * len(texts)
         todo: list[tuple[int, _Prepared]] = []
+        split: list[tuple[int, _Prepared, list[_Prepared]]] = []  # page chunks checked sentence by sentence
         todo_screened: list[tuple[int, _Prepared]] = []
+        keys = [_cache_key(text, bool(pages and pages[i])) for i, text in enumerate(texts)]
         for i, text in enumerate(texts):
             if not isinstance(text, str):
                 raise DataError(f"can only check text (str), got {type(text).__name__} at index {i}")
-            cached = self._cache.get(text) if screen else None
+            cached = self._cache.get(keys[i]) if screen else None
             if cached is not None:
-                self._cache.move_to_end(text)
+                self._cache.move_to_end(keys[i])
                 self.cache_hits += 1
                 results[i] = cached.model_copy(update={"stages": [*cached.stages, "cache"], "latency_s": 0.0})
                 continue
@@ -228,22 +247,40 @@ class ClaimGuard:
                 if prepared.injections:
                     todo_screened.append((i, prepared))
                 continue
+            if pages and pages[i] and _sentences_cover_body(prepared.segments):
+                split.append((i, prepared, _sentence_texts(prepared, self.max_segments, self.sentence_words)))
+                continue
             todo.append((i, prepared))
-        if todo:
-            analyses = self._analyse_many([p for _, p in todo])
-            for (i, prepared), analysis in zip(todo, analyses):
-                results[i] = self._decide(prepared, analysis)
-        todo_screened += [(i, p) for i, p in todo if p.injections]
+        parts = [part for _, _, pieces in split for part in pieces]
+        if todo or parts:
+            # one batch: one embedding call, one retrieval product for texts and sentences alike
+            analyses = iter(self._analyse_many([p for _, p in todo] + parts))
+            for i, prepared in todo:
+                results[i] = self._decide(prepared, next(analyses))
+            whole: list[tuple[int, _Prepared, int]] = []
+            for i, prepared, pieces in split:
+                verdicts = [self._decide(part, next(analyses)) for part in pieces]
+                results[i] = _page_verdict(prepared, verdicts)
+                if any(v.flagged for v in verdicts):
+                    whole.append((i, prepared, len(pieces)))
+            # A chunk with a flagged sentence is judged as a whole, as any text is (its
+            # sentences' vectors are in the embedder's cache by now): the whole text's
+            # features, its other sentences and the claims rated true decide, as fitted.
+            for (i, prepared, n), analysis in zip(whole, self._analyse_many([p for _, p, _ in whole])):
+                verdict = self._decide(prepared, analysis)
+                verdict.stages += [f"page-sentences:{n}", "page-whole"]
+                results[i] = verdict
+        todo_screened += [(i, p) for i, p in todo if p.injections] + [(i, p) for i, p, _ in split if p.injections]
         if todo_screened and self.check_set_aside:
             self._check_set_aside(todo_screened, results)
         elapsed = time.perf_counter() - started
-        share = elapsed / max(1, len(todo))
+        share = elapsed / max(1, len(todo) + len(split))
         out: list[Verdict] = []
         for i, verdict in enumerate(results):
             assert verdict is not None
             if "cache" not in verdict.stages:
                 verdict.latency_s = share
-                self._remember(texts[i], verdict)
+                self._remember(keys[i], verdict)
             out.append(verdict)
         return out
 
@@ -263,7 +300,7 @@ class ClaimGuard:
     def check_document(self, source: str, *, html: bool | None = None, doc_id: str = "doc") -> DocumentReport:
         """Crawl a text or HTML page into chunks, check each, notify, and audit with the judge."""
         chunks = crawl(source, html=html, doc_id=doc_id)
-        verdicts = self.check_many([c.text for c in chunks])
+        verdicts = self.check_many([c.text for c in chunks], page=True)
         detections = {c.id: v for c, v in zip(chunks, verdicts)}
         notifications = [
             Notification(chunk_id=c.id, claim_id=v.evidence[0].claim.id if v.evidence and v.evidence[0].claim else None,
@@ -277,10 +314,10 @@ class ClaimGuard:
 
     # -- internals -----------------------------------------------------------------------
 
-    def _remember(self, text: str, verdict: Verdict) -> None:
+    def _remember(self, key: str, verdict: Verdict) -> None:
         if self._cache_size <= 0:
             return
-        self._cache[text] = verdict
+        self._cache[key] = verdict
         if len(self._cache) > self._cache_size:
             self._cache.popitem(last=False)
 
@@ -315,6 +352,13 @@ class ClaimGuard:
         """The pieces of `text` the guard embeds (the whole, then options and sentences),
         after cleaning and social-media normalisation; offsets are into the cleaned text."""
         return self._prepare(text).segments
+
+    def page_views(self, text: str) -> list[Segment]:
+        """The pieces of `text` checked as a page chunk embeds first (`check_many(page=True)`):
+        its sentences when it is made of them (their offsets into the chunk's cleaned
+        text), else the same as `views`. A chunk with a flagged sentence adds its whole."""
+        p = self._prepare(text)
+        return p.segments[1:] if _sentences_cover_body(p.segments) else p.segments
 
     def query_vectors(self, texts: Sequence[str]) -> list[tuple[str, np.ndarray]]:
         """(guessed language, raw segment vectors) per non-empty text: what a
@@ -577,6 +621,39 @@ class ClaimGuard:
     def _candidates(self, a: Analysis) -> list[Candidate]:
         claims = a.claims_of([slot for slot, _ in a.ranked])
         return [Candidate(claim_id=c.id, score=round(sc, 6)) for c, (_, sc) in zip(claims, a.ranked)]
+
+
+def _cache_key(text: str, page: bool) -> str:
+    """The verdict cache's key: a page chunk's verdict (sentence by sentence first) is kept apart."""
+    return "\x00page\x00" + text if page else text
+
+
+def _sentences_cover_body(segments: list[Segment]) -> bool:
+    """The segments after the whole are two or more sentences holding nearly all of it."""
+    if len(segments) < 3 or segments[0].kind != "body" or any(s.kind != "sentence" for s in segments[1:]):
+        return False
+    covered = sum(len(s.text) - s.text.count(" ") for s in segments[1:])
+    body = segments[0].text
+    return covered >= PAGE_SENTENCE_COVERAGE * (len(body) - sum(body.count(c) for c in " \n\t"))
+
+
+def _sentence_texts(p: _Prepared, max_segments: int, sentence_words: int) -> list[_Prepared]:
+    """Each sentence of a prepared page chunk as a prepared text of its own, its offsets
+    still into the chunk (so its evidence points into what the user sent)."""
+    out = []
+    for s in p.segments[1:]:
+        segments = segment(s.text, max_segments=max_segments, sentence_words=sentence_words)
+        out.append(_Prepared(p.original, s.text, p.offsets[s.start : s.end + 1], segments, p.truncated, [], p.social,
+                             p.unmasked))
+    return out
+
+
+def _page_verdict(p: _Prepared, sentences: list[Verdict]) -> Verdict:
+    """A page chunk's verdict from its sentences' when none is flagged: the sentence with
+    the highest score (what it matched is what the chunk shows)."""
+    best = max(sentences, key=lambda v: v.score)
+    return best.model_copy(update={"language": guess_language(p.clean),
+                                   "stages": [*best.stages, f"page-sentences:{len(sentences)}"]})
 
 
 @lru_cache(maxsize=256)
