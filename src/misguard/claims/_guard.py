@@ -47,17 +47,6 @@ NEAREST_NOT_FALSE = "nearest-claim-not-false"
 #: themselves (LIAR train statements) for no gain on the CheckThat dev tweets; chosen on
 #: those two (docs/BENCHMARKS.md), never on the dev set or a test split.
 SENTENCE_WORDS = 40
-#: A page chunk whose sentences cover at least this share of it (non-space characters) is
-#: checked first with its sentences embedded and its whole text's vector composed from
-#: theirs (`check_many(page=True)`); the whole and its sentences are the same words, and
-#: embedding both for every chunk made the guard embed each word of a page twice.
-PAGE_SENTENCE_COVERAGE = 0.9
-#: ... and checked again with its whole text embedded, as any text is, when that first check
-#: flags it or one of its sentences comes this close (cosine, after the language shift) to
-#: a claim rated false. Chosen on the multilingual dev set's texts with sentence views (351;
-#: the lowest best-sentence cosine of the 220 the guard flags is 0.867), not on the pages
-#: the long-text benchmark reports.
-PAGE_WHOLE_COSINE = 0.86
 
 
 class ClaimGuard:
@@ -204,27 +193,15 @@ class ClaimGuard:
         """Check one text."""
         return self.check_many([text])[0]
 
-    def check_many(self, texts: Sequence[str], *, page: bool | Sequence[bool] = False) -> list[Verdict]:
+    def check_many(self, texts: Sequence[str]) -> list[Verdict]:
         """Check texts in one batch (one embedding call for all their segments). Safe to
         call from any thread; concurrent calls run one after another. Every verdict of one
         call is made against one generation of the store, the latest: when another handle
-        or process wrote, the index is reloaded and the verdict cache dropped first.
-
-        `page` (one flag, or one per text): the texts are chunks of a crawled page
-        (`crawl`). A chunk made of sentences (`PAGE_SENTENCE_COVERAGE`) is checked first
-        with only its sentences embedded, its whole text's vector their length-weighted
-        mean. Only a chunk that this check flags, or one of whose sentences comes near a
-        false-rated claim (`PAGE_WHOLE_COSINE`), is checked again with its whole text
-        embedded, as any text is, and that verdict stands; the others keep the first
-        verdict (not flagged). Most chunks of a page come near no such claim, so most of
-        its words are embedded once instead of twice."""
-        flags = [bool(page)] * len(texts) if isinstance(page, bool) else [bool(f) for f in page]
-        if len(flags) != len(texts):
-            raise DataError(f"page has {len(flags)} flags for {len(texts)} texts; give one per text or a single bool")
+        or process wrote, the index is reloaded and the verdict cache dropped first."""
         with self._lock:
-            return self.store.consistent(lambda: self._check_many(texts, pages=flags))
+            return self.store.consistent(lambda: self._check_many(texts))
 
-    def _check_many(self, texts: Sequence[str], *, screen: bool = True, pages: Sequence[bool] | None = None) -> list[Verdict]:
+    def _check_many(self, texts: Sequence[str], *, screen: bool = True) -> list[Verdict]:
         started = time.perf_counter()
         if self._cache_generation != self.store.generation:
             # The store changed (another process wrote, or this one through the same
@@ -233,15 +210,13 @@ class ClaimGuard:
             self._cache_generation = self.store.generation
         results: list[Verdict | None] = [None] * len(texts)
         todo: list[tuple[int, _Prepared]] = []
-        split: list[tuple[int, _Prepared]] = []  # page chunks checked first with a composed whole
         todo_screened: list[tuple[int, _Prepared]] = []
-        keys = [_cache_key(text, bool(pages and pages[i])) for i, text in enumerate(texts)]
         for i, text in enumerate(texts):
             if not isinstance(text, str):
                 raise DataError(f"can only check text (str), got {type(text).__name__} at index {i}")
-            cached = self._cache.get(keys[i]) if screen else None
+            cached = self._cache.get(text) if screen else None
             if cached is not None:
-                self._cache.move_to_end(keys[i])
+                self._cache.move_to_end(text)
                 self.cache_hits += 1
                 results[i] = cached.model_copy(update={"stages": [*cached.stages, "cache"], "latency_s": 0.0})
                 continue
@@ -253,42 +228,22 @@ class ClaimGuard:
                 if prepared.injections:
                     todo_screened.append((i, prepared))
                 continue
-            if pages and pages[i] and _sentences_cover_body(prepared.segments):
-                split.append((i, prepared))
-                continue
             todo.append((i, prepared))
-        if todo or split:
-            # one batch: one embedding call and one retrieval product for texts and chunks alike
-            analyses = self._analyse_many([p for _, p in todo] + [p for _, p in split],
-                                          composed=[False] * len(todo) + [True] * len(split))
+        if todo:
+            analyses = self._analyse_many([p for _, p in todo])
             for (i, prepared), analysis in zip(todo, analyses):
                 results[i] = self._decide(prepared, analysis)
-            whole: list[tuple[int, _Prepared]] = []
-            for (i, prepared), analysis in zip(split, analyses[len(todo) :]):
-                verdict = self._decide(prepared, analysis)
-                verdict.stages.append("page-composed")
-                results[i] = verdict
-                near = analysis.sims is not None and float(analysis.sims[1:].max()) >= PAGE_WHOLE_COSINE
-                if verdict.flagged or near:
-                    whole.append((i, prepared))
-            # The chunks that may flag are judged as any text is, the whole text embedded (its
-            # sentences' vectors are in the embedder's cache by now): the decision and the
-            # ranker were fitted on such whole-text vectors, not on composed ones.
-            for (i, prepared), analysis in zip(whole, self._analyse_many([p for _, p in whole])):
-                verdict = self._decide(prepared, analysis)
-                verdict.stages.append("page-whole")
-                results[i] = verdict
-        todo_screened += [(i, p) for i, p in todo if p.injections] + [(i, p) for i, p in split if p.injections]
+        todo_screened += [(i, p) for i, p in todo if p.injections]
         if todo_screened and self.check_set_aside:
             self._check_set_aside(todo_screened, results)
         elapsed = time.perf_counter() - started
-        share = elapsed / max(1, len(todo) + len(split))
+        share = elapsed / max(1, len(todo))
         out: list[Verdict] = []
         for i, verdict in enumerate(results):
             assert verdict is not None
             if "cache" not in verdict.stages:
                 verdict.latency_s = share
-                self._remember(keys[i], verdict)
+                self._remember(texts[i], verdict)
             out.append(verdict)
         return out
 
@@ -308,7 +263,7 @@ class ClaimGuard:
     def check_document(self, source: str, *, html: bool | None = None, doc_id: str = "doc") -> DocumentReport:
         """Crawl a text or HTML page into chunks, check each, notify, and audit with the judge."""
         chunks = crawl(source, html=html, doc_id=doc_id)
-        verdicts = self.check_many([c.text for c in chunks], page=True)
+        verdicts = self.check_many([c.text for c in chunks])
         detections = {c.id: v for c, v in zip(chunks, verdicts)}
         notifications = [
             Notification(chunk_id=c.id, claim_id=v.evidence[0].claim.id if v.evidence and v.evidence[0].claim else None,
@@ -322,10 +277,10 @@ class ClaimGuard:
 
     # -- internals -----------------------------------------------------------------------
 
-    def _remember(self, key: str, verdict: Verdict) -> None:
+    def _remember(self, text: str, verdict: Verdict) -> None:
         if self._cache_size <= 0:
             return
-        self._cache[key] = verdict
+        self._cache[text] = verdict
         if len(self._cache) > self._cache_size:
             self._cache.popitem(last=False)
 
@@ -361,34 +316,21 @@ class ClaimGuard:
         after cleaning and social-media normalisation; offsets are into the cleaned text."""
         return self._prepare(text).segments
 
-    def page_views(self, text: str) -> list[Segment]:
-        """The pieces of `text` checked as a page chunk embeds first (`check_many(page=True)`):
-        its sentences when it is made of them, else the same as `views`. A chunk checked
-        again as a whole (stage `page-whole`) adds its whole text."""
-        p = self._prepare(text)
-        return p.segments[1:] if _sentences_cover_body(p.segments) else p.segments
-
     def query_vectors(self, texts: Sequence[str]) -> list[tuple[str, np.ndarray]]:
         """(guessed language, raw segment vectors) per non-empty text: what a
         `LanguageShift` is fitted on."""
         prepared = [p for p in map(self._prepare, texts) if p.segments]
         return [(guess_language(p.clean), v) for p, v in zip(prepared, self._embed_segments(prepared))]
 
-    def _embed_segments(self, prepared: list[_Prepared], composed: Sequence[bool] | None = None) -> list[np.ndarray]:
+    def _embed_segments(self, prepared: list[_Prepared]) -> list[np.ndarray]:
         """Raw query vectors of each text's segments, from one embedding call (a segment
-        repeated across texts is embedded once). A `composed` text's whole is not embedded:
-        its vector is the length-weighted mean of its sentences' (`_compose_whole`)."""
+        repeated across texts is embedded once)."""
         if not prepared:
             return []
-        composed = composed or [False] * len(prepared)
-        unique = list(dict.fromkeys(s.text for p, c in zip(prepared, composed) for s in p.segments[1 if c else 0 :]))
+        unique = list(dict.fromkeys(s.text for p in prepared for s in p.segments))
         vectors = self.embedder.embed(unique, "query")
         row_of = {t: r for r, t in enumerate(unique)}
-        out = []
-        for p, c in zip(prepared, composed):
-            rows = vectors[[row_of[s.text] for s in p.segments[1 if c else 0 :]]]
-            out.append(_compose_whole(p, rows) if c else rows)
-        return out
+        return [vectors[[row_of[s.text] for s in p.segments]] for p in prepared]
 
     def analyse(self, texts: Sequence[str]) -> list[Analysis | None]:
         """Everything up to the decision, for each text (None for empty text). The
@@ -398,13 +340,13 @@ class ClaimGuard:
         analyses = iter(self._analyse_many(kept))
         return [next(analyses) if p.segments else None for p in prepared]
 
-    def _analyse_many(self, prepared: list[_Prepared], composed: Sequence[bool] | None = None) -> list[Analysis]:
+    def _analyse_many(self, prepared: list[_Prepared]) -> list[Analysis]:
         """Analyse non-empty texts together: one embedding call for all their segments, one
         retrieval product for all of them, on one BLAS thread (see `ClaimStore.search`),
         and one BM25 query per text."""
         if not prepared:
             return []
-        raw = self._embed_segments(prepared, composed)
+        raw = self._embed_segments(prepared)
         with self.store.blas_single_thread():
             topics = self.topics.predict_many(np.stack([v[0] for v in raw]), "query")
             languages = [guess_language(p.clean) for p in prepared]
@@ -635,29 +577,6 @@ class ClaimGuard:
     def _candidates(self, a: Analysis) -> list[Candidate]:
         claims = a.claims_of([slot for slot, _ in a.ranked])
         return [Candidate(claim_id=c.id, score=round(sc, 6)) for c, (_, sc) in zip(claims, a.ranked)]
-
-
-def _cache_key(text: str, page: bool) -> str:
-    """The verdict cache's key: a page chunk's verdict (a composed whole first) is kept apart."""
-    return "\x00page\x00" + text if page else text
-
-
-def _sentences_cover_body(segments: list[Segment]) -> bool:
-    """The segments after the whole are two or more sentences holding nearly all of it."""
-    if len(segments) < 3 or segments[0].kind != "body" or any(s.kind != "sentence" for s in segments[1:]):
-        return False
-    covered = sum(len(s.text) - s.text.count(" ") for s in segments[1:])
-    body = segments[0].text
-    return covered >= PAGE_SENTENCE_COVERAGE * (len(body) - sum(body.count(c) for c in " \n\t"))
-
-
-def _compose_whole(p: _Prepared, sentences: np.ndarray) -> np.ndarray:
-    """The whole text's vector from its sentences' (their mean weighted by length,
-    normalised), on top of them: the rows of `p.segments`."""
-    weights = np.array([len(s.text) for s in p.segments[1:]], dtype=np.float32)
-    whole = weights @ sentences
-    whole /= max(float(np.linalg.norm(whole)), 1e-12)
-    return np.vstack([whole[None, :], sentences]).astype(np.float32, copy=False)
 
 
 @lru_cache(maxsize=256)

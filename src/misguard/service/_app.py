@@ -214,12 +214,12 @@ def create_app(
     CheckKey = Annotated[str, Depends(need(Scope.CHECK))]
     AdminKey = Annotated[str, Depends(need(Scope.ADMIN))]
 
-    async def verdicts_for(texts: list[str], *, page: bool = False) -> list[Verdict]:
+    async def verdicts_for(texts: list[str]) -> list[Verdict]:
         for i, text in enumerate(texts):
             if len(text) > settings.max_text_chars:
                 raise HTTPException(413, f"text {i} has {len(text):,} characters, over the {settings.max_text_chars:,} limit")
         try:
-            verdicts = await asyncio.wait_for(runner.check(texts, page=page), settings.request_timeout_s)
+            verdicts = await asyncio.wait_for(runner.check(texts), settings.request_timeout_s)
         except TimeoutError:
             raise HTTPException(503, "the check took too long; retry later", headers={"Retry-After": "2"}) from None
         metrics.observe_verdicts(verdicts)
@@ -256,7 +256,7 @@ def create_app(
         assert source is not None
         chunks = await asyncio.to_thread(crawl, source, doc_id="page")
         checked, skipped = chunks[: settings.max_page_blocks], max(0, len(chunks) - settings.max_page_blocks)
-        verdicts = await verdicts_for([c.text for c in checked], page=True) if checked else []
+        verdicts = await verdicts_for([c.text for c in checked]) if checked else []
         report = DocumentReport(
             doc_id="page", chunks=checked, verdicts={c.id: v for c, v in zip(checked, verdicts)},
             notifications=[

@@ -35,8 +35,6 @@ GuardFactory = Callable[[ClaimStore], ClaimGuard]
 class _Pending:
     texts: list[str]
     future: asyncio.Future[list[Verdict]]
-    #: the texts are chunks of a crawled page (`ClaimGuard.check_many`)
-    page: bool = False
     enqueued: float = field(default_factory=time.perf_counter)
 
 
@@ -105,13 +103,12 @@ class GuardRunner:
 
     # -- work ----------------------------------------------------------------------------
 
-    async def check(self, texts: Sequence[str], *, page: bool = False) -> list[Verdict]:
-        """Verdicts for `texts`, checked together with other requests' texts (`page`: they
-        are the chunks of a crawled page, see `ClaimGuard.check_many`)."""
+    async def check(self, texts: Sequence[str]) -> list[Verdict]:
+        """Verdicts for `texts`, checked together with other requests' texts."""
         if self._queue is None:
             raise RuntimeError("the guard runner is not started")
         future: asyncio.Future[list[Verdict]] = asyncio.get_running_loop().create_future()
-        await self._queue.put(_Pending(list(texts), future, page))
+        await self._queue.put(_Pending(list(texts), future))
         return await future
 
     async def run(self, fn: Callable[..., T], *args: object) -> T:
@@ -152,10 +149,10 @@ class GuardRunner:
         self.embedder.embed(["warm-up"], "query")
         self._guard.topics.centroids("query")
 
-    def _check_batch(self, texts: list[str], pages: list[bool]) -> list[Verdict]:
+    def _check_batch(self, texts: list[str]) -> list[Verdict]:
         started = time.perf_counter()
         reloads = self.reloads
-        verdicts = self.guard().check_many(texts, page=pages)
+        verdicts = self.guard().check_many(texts)
         if self.reloads != reloads:
             log.info("claim store %s changed on disk; serving generation %d", self.db, self.store().generation)
         self._last_batch_s = time.perf_counter() - started
@@ -190,9 +187,8 @@ class GuardRunner:
             if not live:
                 continue
             texts = [t for p in live for t in p.texts]
-            pages = [p.page for p in live for _ in p.texts]
             try:
-                verdicts = await self.run(self._check_batch, texts, pages)
+                verdicts = await self.run(self._check_batch, texts)
             except Exception as exc:  # noqa: BLE001 - handed to every waiting request
                 for p in live:
                     if not p.future.done():
