@@ -19,7 +19,7 @@ COMPILE_SRC := $(BIN)/python -m compileall -q src >/dev/null
 
 # The demo runs the 1.5B pack; the tests need only the 0.5B one (1.1 GB less to download in CI).
 DEMO_EXTRAS := local,qwen-1-5b,openai,claims,mas,memory,memory-env,service,onnx
-TEST_EXTRAS := local,qwen-0-5b,openai,claims,scale,mas,memory,memory-env,service,st,test,ray,postgres,langgraph,openai-agents,autogen,redteam,onnx,train
+TEST_EXTRAS := local,qwen-0-5b,openai,claims,scale,qdrant,mas,memory,memory-env,service,st,test,ray,postgres,langgraph,openai-agents,autogen,redteam,onnx,train
 PYTEST_ARGS ?=
 # Two workers, one file each at a time: the real-model tests run beside the rest. Each
 # worker computes on one OpenMP thread (e5, torch): on two cores, multi-threaded kernels

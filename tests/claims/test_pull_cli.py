@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from typer.testing import CliRunner
 
 from misguard.cli.main import app
@@ -19,8 +21,11 @@ def _flat(result) -> str:
     return " ".join(result.output.split())
 
 
-def test_pull_feed_and_pages_twice_then_stats(tmp_path):
-    db = tmp_path / "db"
+@pytest.mark.parametrize("backend", ["sqlite", "qdrant"])
+def test_pull_feed_and_pages_twice_then_stats(tmp_path, backend):
+    if backend == "qdrant":
+        pytest.importorskip("qdrant_client", reason="the qdrant extra is not installed")
+    db = tmp_path / "db" if backend == "sqlite" else f"qdrant:{tmp_path / 'q'}"
     with route_server(site_routes()) as site:
         pages = tmp_path / "pages.txt"
         pages.write_text(f"# fact-check articles\n{site.url}/es.html\n\n{site.url}/hi.html\n")

@@ -16,6 +16,10 @@ checks them against a claim store of realistic size through the public API:
 The numpy fp32 GEMM rate is measured in every repeat, so the embedding's achieved rate can
 be read against the ceiling of the same moment (the machine is shared). Figures are medians
 over the repeats.
+
+Detection on the page: the chunks holding a planted sample claim rated false (each must be
+flagged) and the chunks holding no planted claim (prose; a flag there matched a stored
+claim the page does not repeat word for word) are counted apart.
 """
 
 from __future__ import annotations
@@ -39,11 +43,13 @@ from .embed import encoder_flops, gemm_gflops
 CLAIM_EVERY = 7
 
 
-def sample_claims() -> list[str]:
-    """The shipped sample claims (myths rated false, some true facts), as sentences."""
-    from ..claims import read_claims, sample_claims_path
+def sample_claims(*, false_only: bool = False) -> list[str]:
+    """The shipped sample claims (myths rated false, some true facts), as sentences; with
+    `false_only`, those rated false-like (the ones that can flag a text)."""
+    from ..claims import FALSE_LIKE, read_claims, sample_claims_path
 
-    return [c.text.rstrip(".") + "." for c in read_claims(sample_claims_path())]
+    return [c.text.rstrip(".") + "." for c in read_claims(sample_claims_path())
+            if not false_only or c.verdict in FALSE_LIKE]
 
 
 def build_page(prose: list[str], claims: list[str], words: int, start: int) -> str:
@@ -77,6 +83,7 @@ def run_longtext_bench(
         raise ConfigError(f"No claim store at {db}; build one with: misguard claims add --db {db} FILE")
     prose = [c.text for c in read_claims(texts_file)]
     claims = sample_claims()
+    false_claims = sample_claims(false_only=True)
     def open_guard() -> tuple[Any, ClaimStore, ClaimGuard]:
         # No disk cache; a memory cache big enough to hold a page's vectors for the second,
         # embedding-free pass. A new one per repeat: the sample claims recur in every page.
@@ -107,9 +114,6 @@ def run_longtext_bench(
             page = build_page(prose, claims, words, start=(2 * r) * 400)
             other = build_page(prose, claims, words, start=(2 * r + 1) * 400)
             chunks = crawl(page)
-            segments = list(dict.fromkeys(s.text for c in chunks for s in guard.views(c.text)))
-            tokens = [token_count(t, "query") for t in segments] if token_count else []
-
             embed_before = embedder.usage.latency_s
             started = time.perf_counter()
             report = guard.check_document(page)
@@ -120,6 +124,10 @@ def run_longtext_bench(
             cached_s = time.perf_counter() - started
             same = [(v.flagged, v.score) for v in report.verdicts.values()] == [
                 (v.flagged, v.score) for v in again.verdicts.values()]
+            segments = list(dict.fromkeys(s.text for c in chunks for s in guard.views(c.text)))
+            tokens = [token_count(t, "query") for t in segments] if token_count else []
+            planted_false = [c.id for c in chunks if any(f in c.text for f in false_claims)]
+            prose_chunks = [c.id for c in chunks if not any(f in c.text for f in claims)]
 
             started = time.perf_counter()
             whole = guard.check(other)
@@ -130,6 +138,9 @@ def run_longtext_bench(
                 "document_rest_s": document_s - embed_s, "document_vectors_cached_s": cached_s, "check_s": check_s,
                 "words": len(page.split()), "chunks": len(report.chunks), "segments": len(segments),
                 "tokens": sum(tokens), "chunks_flagged": sum(v.flagged for v in report.verdicts.values()),
+                "chunks_planted_false": len(planted_false),
+                "planted_false_flagged": sum(report.verdicts[i].flagged for i in planted_false),
+                "chunks_prose": len(prose_chunks), "prose_flagged": sum(report.verdicts[i].flagged for i in prose_chunks),
                 "check_flagged": whole.flagged, "check_segments": len(guard.views(other)), "cached_pass_same": same,
             }
             if tokens and embed_s > 0:
@@ -161,6 +172,10 @@ def _print(s: dict[str, Any], console: Console) -> None:
     table.add_column("value", justify="right")
     rows = [
         ("chunks / unique segments embedded / tokens", f"{s['chunks']:.0f} / {s['segments']:.0f} / {s['tokens']:.0f}"),
+        ("chunks flagged", f"{s['chunks_flagged']:.0f}"),
+        ("  chunks with a planted false claim: flagged / all",
+         f"{s['planted_false_flagged']:.0f} / {s['chunks_planted_false']:.0f}"),
+        ("  chunks of prose alone: flagged / all", f"{s['prose_flagged']:.0f} / {s['chunks_prose']:.0f}"),
         ("check_document, s", f"{s['document_s']:.2f}"),
         ("  of which embedding, s", f"{s['document_embed_s']:.2f}"),
         ("  of which the rest, s", f"{s['document_rest_s']:.2f}"),

@@ -39,7 +39,7 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
-from ..claims import ClaimGuard, ClaimStore, read_claims
+from ..claims import ClaimGuard, ClaimStore, open_claim_store, read_claims, store_backend
 from ..claims._sources import SNOPES, load_checkthat, load_true_claims
 from ..claims._storage import hubness
 from ..config import Settings
@@ -59,7 +59,7 @@ WRITE_ARMS = {"delta": ClaimStore.delta_limit, "whole": 0}
 
 def run_store_scale_bench(settings: Settings, output: Path, *, data: Path, stores: Path, claims: int = 1_000_000,
                           queries: int = 200, repeats: int = 2, adds: int = 5, batch_claims: int = 256,
-                          real_recall: bool = True,
+                          real_recall: bool = True, backends: tuple[str, ...] = (),
                           console: Console | None = None) -> dict[str, Any]:
     console = console or Console()
     embed_settings = settings.embed.model_copy(update={"memory_cache_size": 0, "cache_dir": None})
@@ -69,7 +69,8 @@ def run_store_scale_bench(settings: Settings, output: Path, *, data: Path, store
     header = RunHeader(kind="bench.store_scale", settings=public_settings(settings), seeds={"synthetic": settings.seed},
                        components={"embedder": embedder.describe()},
                        params={"data": str(data), "claims": claims, "queries": queries, "repeats": repeats,
-                               "adds": adds, "batch_claims": batch_claims, "cpu_count": os.cpu_count(),
+                               "adds": adds, "batch_claims": batch_claims, "backends": list(backends),
+                               "cpu_count": os.cpu_count(),
                                "load_average_1min_at_start": os.getloadavg()[0]})
     checkthat = load_checkthat(data)
     tweets = {split: [q.text for q in checkthat.queries[split]] for split in ("train", "dev", "test")}
@@ -77,12 +78,10 @@ def run_store_scale_bench(settings: Settings, output: Path, *, data: Path, store
     with RunLog.open(output / "runlog.jsonl", header, resume=False) as log:
         real = {"checkthat": (stores / "checkthat", checkthat.claims),
                 "snopes": (stores / "snopes", read_claims(data / SNOPES))}
-        for name, (path, rows) in real.items():
+        # Only the backend arms (no recall, no large store) need just the CheckThat store.
+        needed = real if real_recall or claims else {"checkthat": real["checkthat"]}
+        for name, (path, rows) in needed.items():
             _ensure_store(path, embedder, rows, log, name, console)
-        # The large store, from mixes of the real claims' vectors.
-        big = stores / f"synthetic-{claims}"
-        base_vectors, base_claims = _base(real, embedder)
-        _ensure_synthetic(big, embedder, base_vectors, base_claims, claims, settings.seed, log, console)
         # Recall of the approximate index on the real stores.
         query_sets = {"checkthat": {"train": tweets["train"], "dev+test": tweets["dev"] + tweets["test"]},
                       "snopes": {"liar-true": liar_true}}
@@ -99,47 +98,63 @@ def run_store_scale_bench(settings: Settings, output: Path, *, data: Path, store
                                       library=approx.ann_library, ef=ef, queries=len(texts),
                                       recall=_recall(approx, exact, vectors, 10, flaggable))
         console.print("recall on the real stores measured", highlight=False)
-        # Checks and searches in a fresh process per arm, alternating.
-        texts = tweets["test"][:queries]
-        query_vectors = embedder.embed(texts, "query")
-        arms = ["auto", "exact"]
-        # Recall on the large store: every breadth on (the first) train tweets, the shipped
-        # one on the test tweets that the checks use.
-        train_vectors = embedder.embed(tweets["train"][:queries], "query")
-        runs = [("train", ef, train_vectors) for ef in EF_CHOICES] + [("test", ClaimStore.ann_ef, query_vectors)]
-        with ClaimStore.open(big, embedder, index="exact") as exact:
-            for split, ef, split_vectors in runs:
-                with _with_breadth(ef), ClaimStore.open(big, embedder, index="approximate") as approx:
-                    for flaggable in (False, True):
-                        log.write("recall", store=f"synthetic-{claims}", split=split, flaggable_only=flaggable,
-                                  library=approx.stats()["approximate_index"], ef=ef, claims=len(exact),
-                                  queries=len(split_vectors),
-                                  recall=_recall(approx, exact, split_vectors, 10, flaggable))
-        # What each add cost before adds computed hubness only for the added claims, on the
-        # first 100,000 claims (it grows linearly with the store: O(n x 8,192)).
-        with ClaimStore.open(big, embedder, index="exact") as exact:
-            first = exact.vectors[:100_000]
-            with exact.blas_single_thread():
-                started = time.perf_counter()
-                hubness(first)
-            log.write("hubness_every_claim", claims=len(first), seconds=time.perf_counter() - started,
-                      load=os.getloadavg()[0])
-        context = multiprocessing.get_context("spawn")
-        for repeat in range(repeats):
-            for mode in (arms if repeat % 2 == 0 else arms[::-1]):
-                with context.Pool(1) as pool:
-                    result = pool.apply(_check_arm, (str(big), embed_settings.model_dump(mode="json"), mode, texts))
-                log.write("checks", key=f"{repeat}-{mode}", repeat=repeat, mode=mode, load=os.getloadavg()[0], **result)
-                console.print(f"checks repeat {repeat + 1}/{repeats} index={mode}: p95 "
-                              f"{np.percentile(result['check_ms'], 95):.1f} ms", highlight=False)
-        # Adds to the large store: one claim at a time, then batches next to the raw embedder,
-        # each write arm in turn.
-        measure_adds(big, embedder, iter(load_true_claims(data)[500:]), adds, batch_claims, query_vectors, log)
-        console.print("adds measured", highlight=False)
+        # Other store backends holding the real CheckThat claims, against exact SQLite search.
+        for spec in backends:
+            _backend_arm(spec, real["checkthat"][0], embedder, tweets["dev"] + tweets["test"], log, console)
+        if claims:
+            _large_store_arms(settings, embedder, embed_settings, real, stores, data, tweets, log, console,
+                              claims=claims, queries=queries, repeats=repeats, adds=adds, batch_claims=batch_claims)
     summary = summarise(output / "runlog.jsonl")
     (output / "summary.json").write_text(json.dumps(summary, indent=1), encoding="utf-8")
     console.print(render_summary(summary))
     return summary
+
+
+def _large_store_arms(settings: Settings, embedder: Any, embed_settings: Any, real: dict[str, tuple[Path, list[Claim]]],
+                      stores: Path, data: Path, tweets: dict[str, list[str]], log: RunLog, console: Console, *,
+                      claims: int, queries: int, repeats: int, adds: int, batch_claims: int) -> None:
+    """The large (synthetic) store: recall, checks in a fresh process per arm, adds."""
+    # The large store, from mixes of the real claims' vectors.
+    big = stores / f"synthetic-{claims}"
+    base_vectors, base_claims = _base(real, embedder)
+    _ensure_synthetic(big, embedder, base_vectors, base_claims, claims, settings.seed, log, console)
+    # Checks and searches in a fresh process per arm, alternating.
+    texts = tweets["test"][:queries]
+    query_vectors = embedder.embed(texts, "query")
+    arms = ["auto", "exact"]
+    # Recall on the large store: every breadth on (the first) train tweets, the shipped
+    # one on the test tweets that the checks use.
+    train_vectors = embedder.embed(tweets["train"][:queries], "query")
+    runs = [("train", ef, train_vectors) for ef in EF_CHOICES] + [("test", ClaimStore.ann_ef, query_vectors)]
+    with ClaimStore.open(big, embedder, index="exact") as exact:
+        for split, ef, split_vectors in runs:
+            with _with_breadth(ef), ClaimStore.open(big, embedder, index="approximate") as approx:
+                for flaggable in (False, True):
+                    log.write("recall", store=f"synthetic-{claims}", split=split, flaggable_only=flaggable,
+                              library=approx.stats()["approximate_index"], ef=ef, claims=len(exact),
+                              queries=len(split_vectors),
+                              recall=_recall(approx, exact, split_vectors, 10, flaggable))
+    # What each add cost before adds computed hubness only for the added claims, on the
+    # first 100,000 claims (it grows linearly with the store: O(n x 8,192)).
+    with ClaimStore.open(big, embedder, index="exact") as exact:
+        first = exact.vectors[:100_000]
+        with exact.blas_single_thread():
+            started = time.perf_counter()
+            hubness(first)
+        log.write("hubness_every_claim", claims=len(first), seconds=time.perf_counter() - started,
+                  load=os.getloadavg()[0])
+    context = multiprocessing.get_context("spawn")
+    for repeat in range(repeats):
+        for mode in (arms if repeat % 2 == 0 else arms[::-1]):
+            with context.Pool(1) as pool:
+                result = pool.apply(_check_arm, (str(big), embed_settings.model_dump(mode="json"), mode, texts))
+            log.write("checks", key=f"{repeat}-{mode}", repeat=repeat, mode=mode, load=os.getloadavg()[0], **result)
+            console.print(f"checks repeat {repeat + 1}/{repeats} index={mode}: p95 "
+                          f"{np.percentile(result['check_ms'], 95):.1f} ms", highlight=False)
+    # Adds to the large store: one claim at a time, then batches next to the raw embedder,
+    # each write arm in turn.
+    measure_adds(big, embedder, iter(load_true_claims(data)[500:]), adds, batch_claims, query_vectors, log)
+    console.print("adds measured", highlight=False)
 
 
 def measure_adds(path: Path, embedder: Any, fresh: Iterator[Claim], adds: int, batch_claims: int,
@@ -179,6 +194,42 @@ def measure_adds(path: Path, embedder: Any, fresh: Iterator[Claim], adds: int, b
             opened = time.perf_counter() - started
         log.write("search_with_delta", claims=len(store), delta=len(store.delta_slots), search_ms=search_ms,
                   open_seconds=opened, load=os.getloadavg()[0])
+
+
+def _backend_arm(spec: str, source: Path, embedder: Any, texts: list[str], log: RunLog, console: Console, *,
+                 decision: Any = None) -> None:
+    """Another store backend (`open_claim_store(spec)`) holding the claims of the SQLite store
+    at `source` with the same vectors (copied once, reused): recall@10 of its search against
+    exact SQLite search, its search latency next to SQLite's (one query at a time,
+    alternating), and how often `ClaimGuard` (with `decision`, default the shipped one) gives
+    the same verdict and evidence on both."""
+    with ClaimStore.open(source, embedder, index="exact") as exact, open_claim_store(spec, embedder, create=True) as other:
+        backend = store_backend(spec)
+        if len(other) < len(exact):
+            rows = list(exact.iter_claims())  # slot order
+            started = time.perf_counter()
+            report = other.add(rows, vectors={c.id: exact.vectors[slot] for slot, c in enumerate(rows)}, source="bench")
+            log.write("backend_store", backend=backend, claims=len(other), added=report.added,
+                      seconds=time.perf_counter() - started, load=os.getloadavg()[0])
+        vectors = embedder.embed(texts, "query")
+        for flaggable in (False, True):
+            log.write("backend_recall", backend=backend, store="checkthat", split="dev+test", flaggable_only=flaggable,
+                      claims=len(other), queries=len(texts), recall=_recall(other, exact, vectors, 10, flaggable))
+        timings: dict[str, list[float]] = {"sqlite": [], backend: []}
+        for i, row in enumerate(vectors):
+            for name, store in ((("sqlite", exact), (backend, other)) if i % 2 == 0 else ((backend, other), ("sqlite", exact))):
+                started = time.perf_counter()
+                store.search(row, 20, flaggable_only=True)
+                timings[name].append(1000 * (time.perf_counter() - started))
+        on_sqlite = ClaimGuard(exact, decision=decision, cache_size=0).check_many(texts)
+        on_other = ClaimGuard(other, decision=decision, cache_size=0).check_many(texts)
+        same = [a.flagged == b.flagged and [e.claim.id for e in a.evidence] == [e.claim.id for e in b.evidence]
+                for a, b in zip(on_sqlite, on_other)]
+        log.write("backend_checks", backend=backend, claims=len(other), texts=len(texts), same_verdict=float(np.mean(same)),
+                  flagged_sqlite=sum(v.flagged for v in on_sqlite), flagged_backend=sum(v.flagged for v in on_other),
+                  search_p50_ms={name: float(np.percentile(t, 50)) for name, t in timings.items()},
+                  load=os.getloadavg()[0])
+    console.print(f"{backend} backend measured", highlight=False)
 
 
 def _ensure_store(path: Path, embedder: Any, rows: list[Claim], log: RunLog, name: str, console: Console) -> None:
@@ -239,11 +290,17 @@ def synthetic_claims(base_vectors: np.ndarray, base_claims: list[Claim], start: 
     return claims, vectors
 
 
-def _recall(approx: ClaimStore, exact: ClaimStore, vectors: np.ndarray, k: int, flaggable_only: bool) -> float:
-    got = approx.search(vectors, k, flaggable_only=flaggable_only)[1]
-    want = exact.search(vectors, k, flaggable_only=flaggable_only)[1]
-    hits = [len(set(g[g >= 0]) & set(w[w >= 0])) / max(1, int((w >= 0).sum())) for g, w in zip(got, want)]
-    return float(np.mean(hits))
+def _recall(approx: Any, exact: ClaimStore, vectors: np.ndarray, k: int, flaggable_only: bool) -> float:
+    """Recall@k of `approx`'s search against `exact`'s, by claim id (another backend's slots
+    are not SQLite's)."""
+    got = _claim_ids(approx, approx.search(vectors, k, flaggable_only=flaggable_only)[1])
+    want = _claim_ids(exact, exact.search(vectors, k, flaggable_only=flaggable_only)[1])
+    return float(np.mean([len(g & w) / max(1, len(w)) for g, w in zip(got, want)]))
+
+
+def _claim_ids(store: Any, slots: np.ndarray) -> list[set[str]]:
+    found = store.get_slots(slots.ravel())
+    return [{found[int(s)].id for s in row if s >= 0} for row in slots]
 
 
 @contextmanager
@@ -344,7 +401,8 @@ def summarise(path: Path) -> dict[str, Any]:
     header, events = read_runlog(path)
     by = lambda kind: [e.data for e in events if e.type == kind]
     out: dict[str, Any] = {"params": header.params, "recall": by("recall"), "real_store": by("real_store"),
-                           "synthetic_add": by("synthetic_add")}
+                           "synthetic_add": by("synthetic_add"), "backend_recall": by("backend_recall"),
+                           "backend_checks": by("backend_checks")}
     modes: dict[str, Any] = {}
     for mode in dict.fromkeys(e["mode"] for e in by("checks")):
         runs = [e for e in by("checks") if e["mode"] == mode]
@@ -392,6 +450,14 @@ def render_summary(summary: dict[str, Any]) -> Table:
         table.add_row(f"recall@10 {r.get('library')} ef={r.get('ef')} {r['store']} ({r['claims']}) {r['split']}"
                       f"{' false-rated' if r['flaggable_only'] else ''}",
                       f"{r['recall']:.4f}")
+    for r in summary.get("backend_recall", []):
+        table.add_row(f"recall@10 backend {r['backend']} vs exact SQLite, {r['store']} ({r['claims']}) {r['split']}"
+                      f"{' false-rated' if r['flaggable_only'] else ''}", f"{r['recall']:.4f}")
+    for c in summary.get("backend_checks", []):
+        table.add_row(f"backend {c['backend']}: same verdict and evidence as SQLite ({c['texts']} texts)",
+                      f"{c['same_verdict']:.4f}")
+        table.add_row(f"backend {c['backend']}: search p50 ms ({', '.join(c['search_p50_ms'])})",
+                      " / ".join(f"{v:.2f}" for v in c["search_p50_ms"].values()))
     for mode, m in summary["checks"].items():
         table.add_row(f"index={mode}, {m['claims']} claims: check p50 / p95 ms",
                       f"{m['check_p50_ms']:.1f} / {m['check_p95_ms']:.1f}")

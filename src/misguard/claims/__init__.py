@@ -4,11 +4,13 @@ judge agents, red-team generators for the paper's attacks, and the fitting of th
 decision (`fit_decision`; docs/claims.md).
 
     store = ClaimStore.open("claims-db", get_embedder("e5"), create=True)
+    # or any backend by its spec: open_claim_store("qdrant+http://HOST:6333/claims", ...)
     store.add(read_claims("claims.jsonl"))
     verdict = ClaimGuard(store).check("Translate from French to English: ...")
 """
 
 from ._analysis import Analysis
+from ._backends import STORE_BACKENDS, open_claim_store, store_backend
 from ._crawl import Chunk, crawl, extract_text
 from ._crossfit import Fit, cross_validate, leave_one_source_out
 from ._detect import (
@@ -102,6 +104,8 @@ __all__ = [
     "to_claimreview", "topic_accuracy", "verdict_row", "wrap",
     "DEFAULT_UNMASK", "UNMASK_STEPS", "unmask", "Injection", "find_injections", "screen_injections",
     "Check", "VerifyReport", "rebuild_index", "reembed_store", "verify_store",
+    # where a store lives (SQLite directory, Qdrant collection)
+    "STORE_BACKENDS", "open_claim_store", "store_backend",
     # fitting the decision
     "CheckThat", "DecisionFit", "DevSet", "Fit", "PaperQuery", "RankerFit", "Row", "StoreBuild", "TrainingData",
     "TweetAnalysis", "TweetQuery", "analyse_tweets", "build_checkthat_store", "build_training_store",

@@ -11,6 +11,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import replace
+from functools import lru_cache
 
 import numpy as np
 
@@ -381,6 +382,10 @@ class ClaimGuard:
                     self._nearest_other(analysis, seg_vecs, every[row : row + n], lexical_every)
                 out.append(analysis)
                 row += n
+            self._read_claims(out)
+            for analysis in out:
+                if analysis.slots:
+                    self.select(analysis, 0, read=False)
         if self.reader is not None:
             # One batched pass of the reader over every matched pair (select left it out);
             # an English reader only over English texts: the decision reads no other value.
@@ -435,8 +440,20 @@ class ClaimGuard:
         # differ from the whole text's ("Translate from French: ...").
         body = p.segments[0].text
         analysis.body_language = language if body == p.clean else guess_language(body)
-        self.select(analysis, 0, read=False)
         return analysis
+
+    def _read_claims(self, analyses: list[Analysis]) -> None:
+        """Read the claims the verdicts show (each text's match and listed candidates) in
+        one store query for the batch, not a few per text."""
+        def shown(a: Analysis) -> list[int]:
+            return [a.slots[0], *(slot for slot, _ in a.ranked)] if a.slots else []
+
+        wanted = {s for a in analyses for s in shown(a)}
+        if not wanted:
+            return
+        claims = self.store.get_slots(wanted)
+        for a in analyses:
+            a._claims.update((s, claims[s]) for s in shown(a) if s in claims)
 
     def _nearest_other(self, analysis: Analysis, seg_vecs: np.ndarray, slots: np.ndarray,
                        lexical: list[tuple[int, float]]) -> None:
@@ -502,8 +519,7 @@ class ClaimGuard:
         lex_rank = {slot: r for r, (slot, _) in enumerate(lexical)}
         best_lex = lexical[0][1] if lexical and lexical[0][1] > 0 else 1.0
         lex_score = dict(lexical)
-        text = p.segments[0].text
-        text_words, text_numbers, text_names = content_words(text), numbers(text), capitalised(text)
+        text_words, text_numbers, text_names = _text_cues(p.segments[0].text)
         cues = self._claim_cues(candidates)
         # Column by column: a long text has hundreds of candidates, and a Python row per
         # candidate of numpy scalars cost more than the rest of its ranking. Same values.
@@ -561,6 +577,13 @@ class ClaimGuard:
     def _candidates(self, a: Analysis) -> list[Candidate]:
         claims = a.claims_of([slot for slot, _ in a.ranked])
         return [Candidate(claim_id=c.id, score=round(sc, 6)) for c, (_, sc) in zip(claims, a.ranked)]
+
+
+@lru_cache(maxsize=256)
+def _text_cues(text: str) -> tuple[set[str], set[str], set[str]]:
+    """Content words, numbers and names of a checked text (its candidates are ranked twice:
+    among the false-rated claims, then among every claim)."""
+    return content_words(text), numbers(text), capitalised(text)
 
 
 def _evidence(p: _Prepared, seg: Segment, claim: Claim, score: float) -> Evidence:

@@ -571,6 +571,10 @@ class ClaimStore(StoreWrites):
         for row in self._conn.execute(f"SELECT {', '.join(_COLUMNS)} FROM claims ORDER BY slot"):
             yield _claim(row)
 
+    def page(self, offset: int, limit: int) -> list[Claim]:
+        """Claims `offset` to `offset + limit` in the store's order (slot order)."""
+        return list(self.get_slots(range(offset, min(len(self), offset + limit))).values())
+
     def stats(self) -> dict[str, object]:
         """Counts by verdict, language and topic, plus the index size and embedder."""
 

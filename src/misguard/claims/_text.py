@@ -223,11 +223,12 @@ def guess_language(text: str) -> str:
     if stated and stated.group(1).lower() in _NAMED_LANGUAGES:
         return _NAMED_LANGUAGES[stated.group(1).lower()]
     sample = text[:2000]
-    counts = {lang: len(rx.findall(sample)) for lang, rx in _SCRIPTS}
-    letters = sum(ch.isalpha() for ch in sample) or 1
-    lang, best = max(counts.items(), key=lambda kv: kv[1])
-    if best / letters > 0.2:
-        return lang
+    if not sample.isascii():  # ASCII holds none of these scripts' letters (most texts checked)
+        counts = {lang: len(rx.findall(sample)) for lang, rx in _SCRIPTS}
+        letters = sum(ch.isalpha() for ch in sample) or 1
+        lang, best = max(counts.items(), key=lambda kv: kv[1])
+        if best / letters > 0.2:
+            return lang
     words = [w.lower() for w in _WORD.findall(sample)]
     if not words:
         return "und"
@@ -238,7 +239,7 @@ def guess_language(text: str) -> str:
 
 def content_words(text: str) -> set[str]:
     """Lower-cased words that carry content (no stop words, no 1-2 letter tokens)."""
-    return {w for w in (m.lower() for m in _WORD.findall(text)) if len(w) > 2 and w not in _STOPWORDS}
+    return {w for w in map(str.lower, set(_WORD.findall(text))) if len(w) > 2} - _STOPWORDS
 
 
 def numbers(text: str) -> set[str]:
@@ -249,7 +250,7 @@ def numbers(text: str) -> set[str]:
 
 def capitalised(text: str) -> set[str]:
     """Capitalised words not at a sentence start: a cheap named-entity proxy."""
-    out = set()
-    for match in re.finditer(r"(?<![.!?]\s)(?<!^)\b([A-Z][a-z]{2,}|[A-Z]{2,})\b", text):
-        out.add(match.group(1).lower())
-    return out
+    return set(map(str.lower, _CAPITALISED.findall(text)))
+
+
+_CAPITALISED = re.compile(r"(?<![.!?]\s)(?<!^)\b([A-Z][a-z]{2,}|[A-Z]{2,})\b")

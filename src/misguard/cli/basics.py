@@ -112,6 +112,7 @@ def doctor(
         ("sentence_transformers", "st", "sentence-transformers embedders and the claim guard's --reader st/minilm"),
         ("ray", "ray", "--executor ray"),
         ("fastapi", "service", "the HTTP service"),
+        ("qdrant_client", "qdrant", "claim stores in Qdrant (--db qdrant:DIR or qdrant+http://HOST:6333/COLLECTION)"),
     ]:
         try:
             mod = importlib.import_module(module)

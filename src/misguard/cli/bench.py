@@ -98,13 +98,14 @@ def embed_parity(
 def store_scale(
     ctx: typer.Context,
     data: Annotated[str, typer.Option(help="Data directory with claims/checkthat2020, claims/snopes-cs598gw and claims/liar.")] = "../shared/data",
-    claims: Annotated[int, typer.Option(min=1, help="Claims in the large (synthetic) store.")] = 1_000_000,
+    claims: Annotated[int, typer.Option(min=0, help="Claims in the large (synthetic) store (0: the real stores only).")] = 1_000_000,
     stores: Annotated[Path, typer.Option(help="Where the stores are made once and reused.")] = Path("runs/store-scale-stores"),
     queries: Annotated[int, typer.Option(min=20, help="Real tweets checked one at a time per arm (10 warm-up).")] = 200,
     repeats: Annotated[int, typer.Option(min=1, help="Repeats of each arm (index=auto / index=exact, alternating).")] = 2,
     adds: Annotated[int, typer.Option(min=0, help="One-claim adds to the large store.")] = 5,
     batch_claims: Annotated[int, typer.Option(min=1, help="Real claims in the batch add timed against the raw embedder.")] = 256,
     real_recall: Annotated[bool, typer.Option(help="Measure recall on the real CheckThat-2020 and Snopes stores.")] = True,
+    backend: Annotated[Optional[list[str]], typer.Option("--backend", help="Another claim store backend, by spec (qdrant:DIR, qdrant+http://HOST:6333/COLLECTION): filled with the real CheckThat-2020 claims and their vectors, then recall@10 against exact SQLite search, search p50 and how often the guard's verdicts agree. Repeatable.")] = None,
     output: Annotated[Path, typer.Option(help="Directory for the run log and summary.json.")] = Path("runs/bench-store-scale"),
 ) -> None:
     """A claim store of a million claims: check p95 and RSS with the approximate index and
@@ -113,4 +114,5 @@ def store_scale(
     from ..bench.store_scale import run_store_scale_bench
 
     run_store_scale_bench(settings_from(ctx), output, data=Path(data), stores=stores, claims=claims, queries=queries,
-                          repeats=repeats, adds=adds, batch_claims=batch_claims, real_recall=real_recall, console=console)
+                          repeats=repeats, adds=adds, batch_claims=batch_claims, real_recall=real_recall,
+                          backends=tuple(backend or ()), console=console)

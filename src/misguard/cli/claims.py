@@ -20,7 +20,8 @@ from .bench import bench_app
 
 claims_app = typer.Typer(help="Manage a store of fact-checked claims.", no_args_is_help=True)
 
-DbOption = Annotated[Path, typer.Option("--db", help="Claim store directory.")]
+#: A claim store spec (`misguard.claims.open_claim_store`): a directory, or another backend's.
+DbOption = Annotated[str, typer.Option("--db", help="Claim store: a directory (SQLite), or a Qdrant collection: qdrant:DIR (embedded) or qdrant+http://HOST:6333/COLLECTION (a server or cluster; key in MISGUARD_QDRANT_API_KEY).")]
 
 
 def register(app: typer.Typer) -> None:
@@ -28,11 +29,21 @@ def register(app: typer.Typer) -> None:
     app.add_typer(claims_app, name="claims", rich_help_panel=CLAIM_GUARD)
 
 
-def _store(settings: Settings, db: Path, *, create: bool = False):
-    from ..claims import ClaimStore
+def _store(settings: Settings, db: str, *, create: bool = False):
+    from ..claims import open_claim_store
     from ..embed import get_embedder
 
-    return ClaimStore.open(db, get_embedder(None, settings.embed), create=create)
+    return open_claim_store(db, get_embedder(None, settings.embed), create=create)
+
+
+def _directory(db: str, verb: str) -> Path:
+    """The directory of a SQLite store: `verb` works on its files, which other backends lack."""
+    from ..claims import store_backend
+
+    if store_backend(db) != "sqlite":
+        raise ConfigError(f"claims {verb} works on a store directory (SQLite); {db} is a "
+                          f"{store_backend(db)} store, which its engine keeps whole")
+    return Path(db).expanduser()
 
 
 ADD_HELP = """Ingest claim files; each file is all or nothing, re-ingested ids are updated.
@@ -148,7 +159,8 @@ def verify(
     from ..claims import verify_store
     from ..embed import get_embedder
 
-    report = verify_store(db, get_embedder(None, settings_from(ctx).embed), repair=repair, sample=sample)
+    report = verify_store(_directory(db, "verify"), get_embedder(None, settings_from(ctx).embed), repair=repair,
+                          sample=sample)
     print_checks(report, json_out)
     if not json_out:
         if report.repaired:
@@ -171,7 +183,7 @@ def reembed(ctx: typer.Context, db: DbOption) -> None:
     settings = settings_from(ctx)
     embedder = get_embedder(None, settings.embed)
     started = time.perf_counter()
-    old, count = reembed_store(db, embedder)
+    old, count = reembed_store(_directory(db, "reembed"), embedder)
     console.print(f"{db}: {count} claims re-embedded with {embedder.spec} (was {old}) in "
                   f"{time.perf_counter() - started:.1f} s", highlight=False)
 
@@ -294,7 +306,7 @@ def _pct(x: object) -> str:
     return "-" if x is None else f"{100 * float(x):.1f}%"  # type: ignore[arg-type]
 
 
-def _guard(settings: Settings, db: Path, decision: Path | None, threshold: float | None, judge: bool,
+def _guard(settings: Settings, db: str, decision: Path | None, threshold: float | None, judge: bool,
            judge_prompt: int, candidates: int = 5, ranking: str | None = None, reader: str | None = None):
     from ..claims import ClaimGuard, LLMJudge, ThresholdDecision, load_decision, load_reader
     from ..llm import get_llm

@@ -140,7 +140,7 @@ def misinfotask(
     defense: Annotated[DefenseName, typer.Option(help="Defense by registry name.")] = DefenseName("none"),  # type: ignore[valid-type]
     defense_param: Annotated[Optional[list[str]], typer.Option(help="KEY=VALUE overriding the defense's settings section, repeatable (e.g. dynamic_localization=false, alpha=0.3).")] = None,
     rectifier_model: RectifierOption = None,
-    claims_db: Annotated[Optional[str], typer.Option(help="Claim store directory to ground the defense in.")] = None,
+    claims_db: Annotated[Optional[str], typer.Option(help="Claim store to ground the defense in: a directory, or qdrant:DIR / qdrant+http://HOST:6333/COLLECTION.")] = None,
     topology: Annotated[TopologyName, typer.Option(help="Communication graph (`self`: the planner decides).")] = TopologyName("self"),  # type: ignore[valid-type]
     rounds: RoundsOption = 5,
     mas_param: MasParamOption = None,

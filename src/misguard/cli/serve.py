@@ -10,8 +10,10 @@ import typer
 from ..errors import ConfigError
 from ._common import CLAIM_GUARD, console, friendly_errors, settings_from
 from .bench import bench_app
+from .claims import DbOption
 
-DbOption = Annotated[Path, typer.Option("--db", help="Claim store directory.")]
+#: The load test starts `misguard serve` on a store directory it reads too.
+BenchDbOption = Annotated[Path, typer.Option("--db", help="Claim store directory.")]
 
 
 def register(app: typer.Typer) -> None:
@@ -71,7 +73,7 @@ def serve(
 @friendly_errors
 def bench_service(
     ctx: typer.Context,
-    db: DbOption,
+    db: BenchDbOption,
     output: Annotated[Path, typer.Option(help="Directory for the run log and summary.")] = Path("runs/bench-service"),
     duration: Annotated[float, typer.Option(help="Seconds of unique texts per concurrency and repeat.")] = 30.0,
     concurrency: Annotated[str, typer.Option(help="Clients in flight at once, one unique-text phase each (comma-separated).")] = "1,8,32",

@@ -30,19 +30,23 @@ class E5Tokenizer:
 
     def __init__(self, vocab: E5Vocab) -> None:
         self.bos, self.eos, self.pad, self.unk = vocab.bos, vocab.eos, vocab.pad, vocab.unk
-        ids: dict[str, int] = {}
-        for index, piece in enumerate(vocab.pieces):
-            if piece:
-                ids.setdefault(piece, index)  # the engine's hash table finds the first one
+        # The engine's hash table finds a piece's first index: built from the end, the
+        # first one is written last. (One dict build, not 250k setdefault calls: this runs
+        # at every process start.)
+        pieces = vocab.pieces
+        ids = dict(zip(reversed(pieces), range(len(pieces) - 1, -1, -1)))
+        ids.pop("", None)
         # The engine looks a piece up and then refuses it if it is `<unk>` itself.
-        self._ids = {piece: index for piece, index in ids.items() if index != self.unk}
-        self._scores = [float(s) for s in vocab.scores]
+        if 0 <= self.unk < len(pieces) and ids.get(pieces[self.unk]) == self.unk:
+            del ids[pieces[self.unk]]
+        self._ids = ids
+        self._scores = vocab.scores.astype("float64").tolist()
         # float32 arithmetic as in the engine: min score - 10.f
         import numpy as np
 
         self._unk_score = float(np.float32(vocab.scores.min()) - np.float32(10.0))
-        self._max_chars = max(len(p) for p in self._ids)
-        self._table = {cp: out for cp, out in vocab.normalisation.items()}
+        self._max_chars = max(map(len, self._ids))
+        self._table = dict(vocab.normalisation)
         self._memo: dict[str, list[int]] = {}
 
     def normalise(self, text: str) -> str:

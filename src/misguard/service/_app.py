@@ -36,6 +36,7 @@ from ..claims import (
     load_decision,
     load_reader,
     read_claims,
+    store_backend,
     to_claimreview,
     verdict_row,
 )
@@ -109,12 +110,12 @@ def create_app(
     keys = KeyRing(settings.api_keys, settings.admin_keys)
     if not keys:
         raise MisguardError("The service needs at least one key: pass --api-key KEY or set MISGUARD_API_KEYS")
-    if not (settings.db / "claims.sqlite").is_file():
+    if store_backend(settings.db) == "sqlite" and not (Path(settings.db) / "claims.sqlite").is_file():
         raise MisguardError(f"No claim store at {settings.db}; create one with: misguard claims add --db {settings.db} FILE")
     metrics = Metrics()
     embedder = embedder or get_embedder(None, settings.embed)
     runner = GuardRunner(
-        str(settings.db), embedder, make_guard or default_guard_factory(settings, embedder.spec), max_batch=settings.max_batch,
+        settings.db, embedder, make_guard or default_guard_factory(settings, embedder.spec), max_batch=settings.max_batch,
         window_s=settings.batch_window_ms / 1000, max_wait_s=settings.batch_max_wait_ms / 1000,
         on_batch=metrics.observe_batch,
     )
@@ -283,10 +284,10 @@ def create_app(
         offset: Annotated[int, Query(ge=0, le=10_000_000)] = 0,
         limit: Annotated[int, Query(ge=1, le=1000)] = 100,
     ) -> ClaimsPage:
-        """The store's claims as schema.org ClaimReview JSON-LD, in slot order."""
+        """The store's claims as schema.org ClaimReview JSON-LD, in the store's order."""
         def page() -> tuple[int, list[Any]]:
             store = runner.store()
-            claims = list(store.get_slots(range(offset, min(len(store), offset + limit))).values())
+            claims = store.page(offset, limit)
             return len(store), claims
 
         total, claims = await runner.run(lambda: runner.store().consistent(page))

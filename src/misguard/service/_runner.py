@@ -21,7 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from ..claims import ClaimGuard, ClaimStore
+from ..claims import ClaimGuard, ClaimStore, open_claim_store
 from ..embed import Embedder
 from ..types import Verdict
 
@@ -139,7 +139,7 @@ class GuardRunner:
     # -- internals -----------------------------------------------------------------------
 
     def _open(self) -> None:
-        store = ClaimStore.open(self.db, self.embedder)
+        store = open_claim_store(self.db, self.embedder)
         self._guard = self.make_guard(store)
         self._store = store
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 
 from ..config import EmbedSettings, LLMSettings
 
@@ -22,8 +22,10 @@ class ServiceSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    db: Path
-    """Claim store directory (`misguard claims add --db DIR ...` fills it)."""
+    db: str
+    """Claim store: a directory, or a Qdrant collection (`qdrant:DIR`, `qdrant+http://HOST:6333/COLLECTION`);
+    `misguard claims add --db DB ...` fills it."""
+
     embed: EmbedSettings = Field(default_factory=EmbedSettings)
     """The embedder the store was built with."""
     decision: Path | None = None
@@ -78,3 +80,8 @@ class ServiceSettings(BaseModel):
     reload_check_s: float = Field(1.0, ge=0)
     """Not used any more (accepted so that existing settings still load): every batch checks
     the store's generation on disk, one SQLite read, and reloads when another process wrote."""
+
+    @field_validator("db", mode="before")
+    @classmethod
+    def _path_as_text(cls, value: object) -> object:
+        return str(value) if isinstance(value, Path) else value

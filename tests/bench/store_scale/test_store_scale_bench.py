@@ -60,3 +60,28 @@ def test_summary_takes_medians_over_repeats_per_index_mode_and_write_arm(tmp_pat
     assert summary["add_one"]["whole"]["median_seconds"] == 3.0
     assert summary["add_batch"]["delta"]["rate"] == 14.0 and summary["add_batch"]["delta"]["raw_rate"] == 28.0
     assert summary["add_batch"]["whole"]["ratio"] == 0.25
+
+
+def test_backend_arm_measures_another_backend_against_exact_sqlite(tmp_path):
+    pytest.importorskip("qdrant_client", reason="the qdrant extra is not installed")
+    from rich.console import Console
+
+    from misguard.bench.store_scale import _backend_arm, render_summary
+    from misguard.claims import ClaimStore, ThresholdDecision, read_claims, sample_claims_path
+    from misguard.embed import get_embedder
+
+    embedder = get_embedder("hashing/256")
+    with ClaimStore.open(tmp_path / "sqlite", embedder, create=True) as store:
+        store.add(read_claims(sample_claims_path()))
+    texts = [c.text for c in read_claims(sample_claims_path())][:12] + ["a recipe for lentil soup"]
+    path = tmp_path / "runlog.jsonl"
+    with RunLog.open(path, RunHeader(kind="bench.store_scale", params={"claims": 0}), resume=False) as log:
+        _backend_arm(f"qdrant:{tmp_path / 'q'}", tmp_path / "sqlite", embedder, texts, log, Console(quiet=True),
+                     decision=ThresholdDecision(0.6))
+    summary = summarise(path)
+    assert [(r["backend"], r["flaggable_only"], r["recall"]) for r in summary["backend_recall"]] == [
+        ("qdrant", False, 1.0), ("qdrant", True, 1.0)]
+    checks = summary["backend_checks"][0]
+    assert checks["claims"] == 32 and checks["texts"] == 13 and checks["same_verdict"] == 1.0
+    assert set(checks["search_p50_ms"]) == {"sqlite", "qdrant"}
+    assert render_summary(summary).row_count >= 4

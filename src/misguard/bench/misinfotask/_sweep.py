@@ -140,9 +140,9 @@ class Components:
         embedder = get_embedder(None, settings.embed)
         store = None
         if config.claims_db:
-            from ...claims import ClaimStore
+            from ...claims import open_claim_store
 
-            store = ClaimStore.open(config.claims_db, embedder)
+            store = open_claim_store(config.claims_db, embedder)
         return cls(mas_llm, judge_llm, embedder, rectifier, store)
 
     def defense_context(self, settings: Settings, task: MisinfoTask, seed: int) -> DefenseContext:
