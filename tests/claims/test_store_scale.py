@@ -47,8 +47,13 @@ def test_a_store_past_the_threshold_keeps_an_approximate_index_per_generation(tm
         _add(store, "b", _unit(rng, 30))
         assert store.stats()["approximate_index"] == "usearch"
         assert [p.name for p in (tmp_path / "db").glob("ann-*")] == [f"ann-{store.generation}.usearch"]
-        _add(store, "c", _unit(rng, 5))  # added to the index, not rebuilt
-        assert sorted(p.name for p in (tmp_path / "db").glob("ann-*")) == [f"ann-{store.generation}.usearch"]
+        base = store.generation
+        _add(store, "c", _unit(rng, 5))  # a delta beside the base: the index is not written again
+        assert store.layout.base == base and store.generation == base + 1
+        assert sorted(p.name for p in (tmp_path / "db").glob("ann-*")) == [f"ann-{base}.usearch"]
+        assert sorted(p.name for p in (tmp_path / "db").glob("*.npy")) == sorted(
+            [f"index-{base}.npy", f"topics-{base + 1}.npy", f"hubs-{base + 1}.npy", f"delta-{base + 1}.npy",
+             f"deltaslots-{base + 1}.npy"])
         assert store.verify(sample=0).ok
     with ClaimStore.open(tmp_path / "db", hashing64) as again:
         assert again.stats()["approximate_index"] == "usearch" and len(again) == 85
@@ -156,3 +161,103 @@ def test_the_e5_runtime_loads_after_the_approximate_index(tmp_path):
             "AnnIndex.build('usearch', np.eye(4, dtype=np.float32)); import onnxruntime; print('ok')")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-500:]
+
+
+@pytest.fixture
+def small_delta(monkeypatch, small_threshold):
+    monkeypatch.setattr(ClaimStore, "delta_limit", 12)
+
+
+def test_small_adds_write_a_delta_searched_exactly_and_merged_past_its_limit(tmp_path, hashing64, small_delta):
+    rng = np.random.default_rng(5)
+    path = tmp_path / "db"
+    with ClaimStore.open(path, hashing64, create=True) as store:
+        _add(store, "a", _unit(rng, 80))
+        base = store.generation
+        assert not store.layout.has_delta and len(store.delta_slots) == 0
+        added = _unit(rng, 10)
+        for i in range(10):  # one claim per add: each a delta generation over the same base
+            _add(store, f"d{i}-", added[i : i + 1])
+        assert store.layout.base == base and list(store.delta_slots) == list(range(80, 90))
+        # Every delta claim is found, as the nearest to its own vector, by the approximate search.
+        scores, slots = store.search(added, 3)
+        assert list(slots[:, 0]) == list(range(80, 90)) and np.allclose(scores[:, 0], 1.0, atol=1e-5)
+        # A changed text's new vector replaces the base's one in the delta (the base index keeps the old).
+        changed = _unit(rng, 1)
+        old = store.get_slots([3])[3]
+        store.add([old.model_copy(update={"text": old.text + " (revised)"})], vectors={old.id: changed[0]})
+        assert 3 in store.delta_slots and store.search(changed, 1)[1][0, 0] == 3
+        assert store.verify(sample=0).ok
+        with ClaimStore.open(path, hashing64) as again, ClaimStore.open(path, hashing64, index="exact") as exact:
+            assert again.layout == store.layout and list(again.delta_slots) == list(store.delta_slots)
+            # The base is mapped copy-on-write with the delta laid over its spare rows.
+            assert isinstance(again.vectors.base, np.memmap) and np.array_equal(again.vectors, store.vectors)
+            queries = _unit(rng, 20)
+            assert np.array_equal(again.search(queries, 5)[1], exact.search(queries, 5)[1])
+            _add(again, "e", _unit(rng, 1))  # into the mapping's spare rows; the file stays as written
+            assert again.verify(sample=0).ok and len(again) == 91
+        store.refresh()
+        # Past the limit the delta joins the base: index and approximate index written whole.
+        _add(store, "m", _unit(rng, 3))
+        assert not store.layout.has_delta and store.layout.base == store.generation and len(store) == 94
+        assert sorted(p.name for p in path.glob("*")) == sorted(
+            ["claims.sqlite"] + [f"{k}-{store.generation}.npy" for k in ("index", "topics", "hubs")]
+            + [f"ann-{store.generation}.usearch"])
+        assert store.search(changed, 1)[1][0, 0] == 3 and store.verify(sample=0).ok
+
+
+def test_a_delta_write_that_died_before_its_commit_leaves_the_store_as_it_was(tmp_path, hashing64, small_delta,
+                                                                            monkeypatch):
+    rng = np.random.default_rng(6)
+    path = tmp_path / "db"
+    with ClaimStore.open(path, hashing64, create=True) as store:
+        _add(store, "a", _unit(rng, 80))
+        _add(store, "d", _unit(rng, 2))
+        layout = store.layout
+
+        def dies(*args, **kwargs):
+            raise KeyboardInterrupt
+
+        # The delta files are written, then the process dies before its rows commit.
+        monkeypatch.setattr("misguard.claims._store_write._set_meta", dies)
+        with pytest.raises(KeyboardInterrupt):
+            _add(store, "x", _unit(rng, 1))
+        monkeypatch.undo()
+    with ClaimStore.open(path, hashing64) as again:
+        assert again.layout == layout and len(again) == 82 and again.get("x0") is None
+        assert again.verify(sample=0).ok
+
+
+
+def test_the_same_query_searched_twice_walks_the_graph_once(monkeypatch):
+    from misguard.claims._ann import AnnIndex
+
+    rng = np.random.default_rng(7)
+    index = AnnIndex.build("usearch", _unit(rng, 200))
+    walks = []
+    real = index._impl.search
+    monkeypatch.setattr(index._impl, "search", lambda *a, **kw: walks.append(1) or real(*a, **kw))
+    query = _unit(rng, 1)
+    first = index.search(query, 10)
+    assert np.array_equal(index.search(query, 10), first) and len(walks) == 1
+    index.search(_unit(rng, 1), 10)  # another query walks again
+    index.add(np.array([500]), query)  # so does the same query once the graph changed
+    again = index.search(query, 10)
+    assert len(walks) == 3 and again[0, 0] == 500
+
+
+def test_a_whole_write_leaves_room_for_later_deltas_even_when_told_to_make_none(tmp_path, hashing64,
+                                                                               small_threshold, monkeypatch):
+    rng = np.random.default_rng(8)
+    path = tmp_path / "db"
+    with ClaimStore.open(path, hashing64, create=True) as store:
+        _add(store, "a", _unit(rng, 80))
+        monkeypatch.setattr(ClaimStore, "delta_limit", 0)
+        _add(store, "w", _unit(rng, 1))
+        assert not store.layout.has_delta and store.layout.spare > 0
+        monkeypatch.undo()
+        monkeypatch.setattr(ClaimStore, "ann_threshold", 60)
+        _add(store, "d", _unit(rng, 1))
+        assert store.layout.has_delta
+    with ClaimStore.open(path, hashing64) as again:  # the delta lies over the mapping's spare rows
+        assert isinstance(again.vectors.base, np.memmap) and len(again) == 82

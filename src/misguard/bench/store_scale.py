@@ -13,8 +13,12 @@
 - **Checks**: in a fresh process per arm (so its RSS is the store's), `ClaimGuard.check` of
   real tweets one at a time and `ClaimStore.search` of their embeddings, `index="exact"` and
   `index="auto"` alternating; recall@10 of the approximate index on the large store too.
-- **Adds**: one-claim adds to the large store, and a batch of real claims next to the
-  embedder's raw rate on the same texts.
+- **Checks, profiled**: where a check's time goes: each tweet's embedding alone next to its
+  check, and one profiled pass over the same tweets (time inside the embedder, the store's
+  searches and the rest of the guard).
+- **Adds**: one-claim adds to the large store and batches of real claims next to the
+  embedder's raw rate on the same texts, alternating a delta write (the default) with a
+  whole write (`ClaimStore.delta_limit = 0`: every write makes a new base, as before deltas).
 
 Every measurement goes to the run log first; the summary is computed from it.
 """
@@ -47,6 +51,10 @@ from ..types import Claim
 BATCH = 100_000
 #: Search breadths (`ClaimStore.ann_ef`) measured on the tuning queries.
 EF_CHOICES = (32, 64, 128, 256, 512)
+#: Claims a check's search asks for (`ClaimGuard`'s default `k`).
+SEARCH_K = 20
+#: How adds are written: a delta beside the base (the default), or the whole index each time.
+WRITE_ARMS = {"delta": ClaimStore.delta_limit, "whole": 0}
 
 
 def run_store_scale_bench(settings: Settings, output: Path, *, data: Path, stores: Path, claims: int = 1_000_000,
@@ -143,24 +151,49 @@ def _large_store_arms(settings: Settings, embedder: Any, embed_settings: Any, re
             log.write("checks", key=f"{repeat}-{mode}", repeat=repeat, mode=mode, load=os.getloadavg()[0], **result)
             console.print(f"checks repeat {repeat + 1}/{repeats} index={mode}: p95 "
                           f"{np.percentile(result['check_ms'], 95):.1f} ms", highlight=False)
-    # Adds to the large store: one claim at a time, then a batch next to the raw embedder.
-    fresh = [c for c in load_true_claims(data)[500:]]
-    with ClaimStore.open(big, embedder) as store:
-        for i in range(adds):
-            claim = fresh[i].model_copy(update={"id": f"bench-add-{time.time_ns()}"})
-            started = time.perf_counter()
-            store.add([claim], source="bench")
-            log.write("add_one", claims=len(store), seconds=time.perf_counter() - started, load=os.getloadavg()[0])
-        batch = [c.model_copy(update={"id": f"bench-batch-{time.time_ns()}-{i}"})
-                 for i, c in enumerate(fresh[adds : adds + batch_claims])]
-        started = time.perf_counter()
-        embedder.embed([c.text for c in batch], "passage")
-        raw = time.perf_counter() - started
-        started = time.perf_counter()
-        report = store.add(batch, source="bench")
-        log.write("add_batch", claims=len(store), added=report.added, seconds=time.perf_counter() - started,
-                  raw_seconds=raw, load=os.getloadavg()[0])
+    # Adds to the large store: one claim at a time, then batches next to the raw embedder,
+    # each write arm in turn.
+    measure_adds(big, embedder, iter(load_true_claims(data)[500:]), adds, batch_claims, query_vectors, log)
     console.print("adds measured", highlight=False)
+
+
+def measure_adds(path: Path, embedder: Any, fresh: Iterator[Claim], adds: int, batch_claims: int,
+                 query_vectors: np.ndarray, log: RunLog) -> None:
+    """One-claim adds to the store at `path`, alternating the write arms (`WRITE_ARMS`); a
+    batch of `batch_claims` per arm next to the embedder's raw rate on the same texts (the
+    delta last); then searches of `query_vectors` with the delta it leaves."""
+    with ClaimStore.open(path, embedder) as store:
+        for i in range(adds):
+            for arm in (WRITE_ARMS if i % 2 == 0 else list(WRITE_ARMS)[::-1]):
+                claim = next(fresh).model_copy(update={"id": f"bench-add-{time.time_ns()}"})
+                with _with_delta_limit(WRITE_ARMS[arm]):
+                    started = time.perf_counter()
+                    store.add([claim], source="bench")
+                log.write("add_one", arm=arm, claims=len(store), seconds=time.perf_counter() - started,
+                          delta=len(store.delta_slots), load=os.getloadavg()[0])
+        for arm, limit in reversed(WRITE_ARMS.items()):
+            batch = [next(fresh) for _ in range(batch_claims)]
+            batch = [c.model_copy(update={"id": f"bench-batch-{time.time_ns()}-{i}"}) for i, c in enumerate(batch)]
+            started = time.perf_counter()
+            embedder.embed([c.text for c in batch], "passage")
+            raw = time.perf_counter() - started
+            with _with_delta_limit(limit):
+                started = time.perf_counter()
+                report = store.add(batch, source="bench")
+            log.write("add_batch", arm=arm, claims=len(store), added=report.added,
+                      seconds=time.perf_counter() - started, raw_seconds=raw, load=os.getloadavg()[0])
+        # Searches now cover the delta too (scored exactly beside the graph's candidates).
+        search_ms = []
+        for row in query_vectors:
+            started = time.perf_counter()
+            store.search(row, SEARCH_K, flaggable_only=True)
+            search_ms.append(1000 * (time.perf_counter() - started))
+        # What a replica pays to follow a write: opening the store with its delta.
+        started = time.perf_counter()
+        with ClaimStore.open(path, embedder):
+            opened = time.perf_counter() - started
+        log.write("search_with_delta", claims=len(store), delta=len(store.delta_slots), search_ms=search_ms,
+                  open_seconds=opened, load=os.getloadavg()[0])
 
 
 def _backend_arm(spec: str, source: Path, embedder: Any, texts: list[str], log: RunLog, console: Console, *,
@@ -271,6 +304,17 @@ def _claim_ids(store: Any, slots: np.ndarray) -> list[set[str]]:
 
 
 @contextmanager
+def _with_delta_limit(limit: int) -> Iterator[None]:
+    """Writes inside make a delta of at most `limit` vectors (0: every write a new base)."""
+    before = ClaimStore.delta_limit
+    ClaimStore.delta_limit = limit
+    try:
+        yield
+    finally:
+        ClaimStore.delta_limit = before
+
+
+@contextmanager
 def _with_breadth(ef: int) -> Iterator[None]:
     """Handles opened inside search their approximate index with `ef` candidates."""
     before = ClaimStore.ann_ef
@@ -303,11 +347,15 @@ def _check_arm(path: str, embed_settings: dict[str, Any], mode: str, texts: list
     guard = ClaimGuard(store, cache_size=0)
     for text in texts[:10]:
         guard.check(text)
-    check_ms = []
+    check_ms, embed_ms = [], []
     for text in texts[10:]:
         started = time.perf_counter()
         guard.check(text)
         check_ms.append(1000 * (time.perf_counter() - started))
+        started = time.perf_counter()
+        embedder.embed([text], "query")
+        embed_ms.append(1000 * (time.perf_counter() - started))
+    profile = _profiled_checks(guard, texts[10:])
     vectors = embedder.embed(texts, "query")
     search_ms = []
     for row in vectors:
@@ -317,8 +365,34 @@ def _check_arm(path: str, embed_settings: dict[str, Any], mode: str, texts: list
     rss, peak = _rss_mb()
     library = store.stats()["approximate_index"]
     store.close()
-    return {"claims": len(store), "library": library, "open_seconds": open_seconds, "check_ms": check_ms, "search_ms": search_ms,
-            "rss_mb": rss, "peak_rss_mb": peak}
+    return {"claims": len(store), "library": library, "open_seconds": open_seconds, "check_ms": check_ms,
+            "embed_ms": embed_ms, "search_ms": search_ms, "profile": profile, "rss_mb": rss, "peak_rss_mb": peak}
+
+
+#: Where a profiled check spends its time: the functions whose cumulative time is reported.
+PROFILED = {"embed": ("misguard/embed/", "embed"), "store search": ("claims/_store.py", "_search"),
+            "lexical search": ("claims/_store.py", "lexical_search"),
+            "claim rows": ("claims/_store.py", "get_slots")}
+
+
+def _profiled_checks(guard: ClaimGuard, texts: list[str]) -> dict[str, float]:
+    """One pass of checks under cProfile: seconds in all, and inside each of `PROFILED`
+    (the outermost call of each, so recursion is not counted twice)."""
+    import cProfile
+    import pstats
+
+    guard._cache.clear()
+    profiler = cProfile.Profile()
+    started = time.perf_counter()
+    profiler.enable()
+    for text in texts:
+        guard.check(text)
+    profiler.disable()
+    out = {"total": time.perf_counter() - started, "checks": len(texts)}
+    stats = pstats.Stats(profiler).stats  # (file, line, name) -> (calls, primitive calls, own, cumulative, callers)
+    for label, (file_part, name) in PROFILED.items():
+        out[label] = max((v[3] for (file, _, fn), v in stats.items() if file_part in file and fn == name), default=0.0)
+    return out
 
 
 def summarise(path: Path) -> dict[str, Any]:
@@ -339,6 +413,10 @@ def summarise(path: Path) -> dict[str, Any]:
                 "check_p95_ms": statistics.median(np.percentile(r["check_ms"], 95) for r in runs),
                 "search_p50_ms": statistics.median(np.percentile(r["search_ms"], 50) for r in runs),
                 "search_p95_ms": statistics.median(np.percentile(r["search_ms"], 95) for r in runs),
+                "embed_p50_ms": statistics.median(np.percentile(r.get("embed_ms") or [np.nan], 50) for r in runs),
+                "embed_p95_ms": statistics.median(np.percentile(r.get("embed_ms") or [np.nan], 95) for r in runs),
+                "profile_share": {key: statistics.median(r["profile"][key] / r["profile"]["total"] for r in runs)
+                                  for key in PROFILED if all("profile" in r for r in runs)},
                 "rss_mb": statistics.median(r["rss_mb"] for r in runs),
                 "peak_rss_mb": statistics.median(r["peak_rss_mb"] for r in runs),
                 "open_seconds": statistics.median(r["open_seconds"] for r in runs),
@@ -347,15 +425,20 @@ def summarise(path: Path) -> dict[str, Any]:
     every = by("hubness_every_claim")
     if every:
         out["hubness_every_claim"] = every[-1]
-    adds = by("add_one")
-    if adds:
-        out["add_one"] = {"claims": adds[-1]["claims"], "median_seconds": statistics.median(a["seconds"] for a in adds),
-                          "max_seconds": max(a["seconds"] for a in adds)}
-    batch = by("add_batch")
-    if batch:
-        b = batch[-1]
-        out["add_batch"] = {"claims": b["claims"], "added": b["added"], "rate": b["added"] / b["seconds"],
-                            "raw_rate": b["added"] / b["raw_seconds"], "ratio": b["raw_seconds"] / b["seconds"]}
+    out["add_one"], out["add_batch"] = {}, {}
+    for arm in dict.fromkeys(e.get("arm", "whole") for e in by("add_one")):
+        adds = [a for a in by("add_one") if a.get("arm", "whole") == arm]
+        out["add_one"][arm] = {"claims": adds[-1]["claims"], "median_seconds": statistics.median(a["seconds"] for a in adds),
+                               "max_seconds": max(a["seconds"] for a in adds), "adds": len(adds)}
+    for d in by("search_with_delta"):
+        out["search_with_delta"] = {"claims": d["claims"], "delta": d["delta"],
+                                    "search_p50_ms": float(np.percentile(d["search_ms"], 50)),
+                                    "search_p95_ms": float(np.percentile(d["search_ms"], 95)),
+                                    "open_seconds": d.get("open_seconds")}
+    for b in by("add_batch"):
+        out["add_batch"][b.get("arm", "whole")] = {
+            "claims": b["claims"], "added": b["added"], "rate": b["added"] / b["seconds"],
+            "raw_rate": b["added"] / b["raw_seconds"], "ratio": b["raw_seconds"] / b["seconds"]}
     return out
 
 
@@ -379,17 +462,29 @@ def render_summary(summary: dict[str, Any]) -> Table:
         table.add_row(f"index={mode}, {m['claims']} claims: check p50 / p95 ms",
                       f"{m['check_p50_ms']:.1f} / {m['check_p95_ms']:.1f}")
         table.add_row(f"index={mode}: search p50 / p95 ms", f"{m['search_p50_ms']:.2f} / {m['search_p95_ms']:.2f}")
+        table.add_row(f"index={mode}: the tweet's embedding alone p50 / p95 ms",
+                      f"{m.get('embed_p50_ms', float('nan')):.1f} / {m.get('embed_p95_ms', float('nan')):.1f}")
+        if m.get("profile_share"):
+            table.add_row(f"index={mode}: share of profiled check time",
+                          ", ".join(f"{k} {v:.0%}" for k, v in m["profile_share"].items()))
         table.add_row(f"index={mode}: RSS / peak MiB, open s",
                       f"{m['rss_mb']:.0f} / {m['peak_rss_mb']:.0f}, {m['open_seconds']:.1f}")
     if "hubness_every_claim" in summary:
         h = summary["hubness_every_claim"]
         table.add_row(f"hubness of all {h['claims']} claims (each add, before), s", f"{h['seconds']:.1f}")
-    if "add_one" in summary:
-        a = summary["add_one"]
-        table.add_row(f"one-claim add to {a['claims']} claims: median / max s", f"{a['median_seconds']:.1f} / {a['max_seconds']:.1f}")
-    if "add_batch" in summary:
-        b = summary["add_batch"]
-        table.add_row(f"batch of {b['added']} claims: claims/s (raw embedder)", f"{b['rate']:.1f} ({b['raw_rate']:.1f})")
+    for arm, a in summary.get("add_one", {}).items():
+        table.add_row(f"one-claim add to {a['claims']} claims, {arm} write: median / max s",
+                      f"{a['median_seconds']:.2f} / {a['max_seconds']:.2f}")
+    for arm, b in summary.get("add_batch", {}).items():
+        table.add_row(f"batch of {b['added']} claims, {arm} write: claims/s (raw embedder)",
+                      f"{b['rate']:.1f} ({b['raw_rate']:.1f}, {b['ratio']:.2f}x)")
+    if "search_with_delta" in summary:
+        d = summary["search_with_delta"]
+        table.add_row(f"search of {d['claims']} claims with a delta of {d['delta']}: p50 / p95 ms",
+                      f"{d['search_p50_ms']:.2f} / {d['search_p95_ms']:.2f}")
+        if d.get("open_seconds") is not None:
+            table.add_row("opening the store with that delta (a replica following a write), s",
+                          f"{d['open_seconds']:.2f}")
     return table
 
 

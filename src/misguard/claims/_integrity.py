@@ -32,8 +32,8 @@ from ..errors import StoreError
 from ._ann import ann_file
 from ._storage import (
     _TOPIC_IDS,
-    INDEX_KINDS,
     IndexProblem,
+    Layout,
     _connect,
     _set_meta,
     _snapshot,
@@ -154,15 +154,19 @@ def _verify(path: Path, embedder: Embedder, sample: int, seed: int) -> VerifyRep
             checks.append(_check_slots(conn, count))
             checks.append(_check_lexical(conn))
             try:
-                vectors, topic_ids, hubs = read_index_files(path, generation, count, dim)
+                layout = Layout.of(meta)
+                vectors, topic_ids, hubs, _ = read_index_files(path, layout, dim)
             except IndexProblem as exc:
                 checks.append(Check("files", False, str(exc)))
             else:
-                checks.append(Check("files", True, f"{len(INDEX_KINDS)} files of generation {generation}, shape {vectors.shape}"))
-                checks.append(_check_checksums(path, generation, meta))
+                base = f" (vectors of slots below {layout.base_count} in generation {layout.base}'s)" \
+                    if layout.has_delta else ""
+                checks.append(Check("files", True, f"{len(layout.files(path))} files of generation {generation}{base}, "
+                                                   f"shape {vectors.shape}"))
+                checks.append(_check_checksums(path, layout, meta))
                 checks.append(_check_vectors(conn, vectors, topic_ids, hubs))
                 checks.append(_check_sample(conn, embedder, vectors, sample, seed))
-            checks.append(_check_leftovers(path, generation))
+            checks.append(_check_leftovers(path, Layout.of(meta), meta.get("ann", "")))
     finally:
         conn.close()
     return VerifyReport(str(path), generation, count, checks)
@@ -190,13 +194,13 @@ def _check_lexical(conn: sqlite3.Connection) -> Check:
     return Check("lexical", True, f"{indexed} texts indexed")
 
 
-def _check_checksums(path: Path, generation: int, meta: dict[str, str]) -> Check:
+def _check_checksums(path: Path, layout: Layout, meta: dict[str, str]) -> Check:
     if "checksums" not in meta:
         return Check("checksums", True, "none recorded (written before checksums); not compared")
     recorded = json.loads(meta["checksums"])
-    bad = [kind for kind in INDEX_KINDS if file_sha256(path / f"{kind}-{generation}.npy") != recorded.get(kind)]
+    bad = [kind for kind, file in layout.files(path).items() if file_sha256(file) != recorded.get(kind)]
     if meta.get("ann") and "ann" in recorded:
-        file = ann_file(path, generation, meta["ann"])
+        file = ann_file(path, layout.base, meta["ann"])
         if not file.is_file() or file_sha256(file) != recorded["ann"]:
             bad.append(file.name)
     if bad:
@@ -250,8 +254,9 @@ def _check_sample(conn: sqlite3.Connection, embedder: Embedder, vectors: np.ndar
     return Check("sample", True, f"{len(slots)} claims re-embedded, min cosine {float(sims.min()):.4f}")
 
 
-def _check_leftovers(path: Path, generation: int) -> Check:
-    others = sorted(f.name for gen, files in index_files(path).items() if gen != generation for f in files)
+def _check_leftovers(path: Path, layout: Layout, ann_library: str) -> Check:
+    current = set(layout.files(path, ann_library).values())
+    others = sorted(f.name for files in index_files(path).values() for f in files if f not in current)
     temps = sorted(f.name for f in path.glob("*.tmp"))
     if others or temps:
         return Check("leftovers", True, f"{len(others) + len(temps)} files of other generations or unfinished "

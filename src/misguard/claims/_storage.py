@@ -16,6 +16,7 @@ import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,7 @@ import numpy as np
 
 from ..errors import StoreError
 from ..types import Claim, VerdictLabel
+from ._ann import ann_file
 from ._topics import TOPICS
 
 #: The record columns of a claim, in the `claims` table's order (after `slot`).
@@ -30,13 +32,25 @@ _COLUMNS = ("id", "text", "verdict", "verdict_original", "language", "topic", "u
 _TOPIC_IDS = {name: i for i, name in enumerate(TOPICS)}
 
 
-def _save(path: Path, array: np.ndarray) -> str:
-    """Write `array` to `path` durably (temp file, fsync, rename, fsync of the directory);
-    returns the sha256 of the file (recorded in `meta` for `verify`)."""
+def _save(path: Path, array: np.ndarray, spare: int = 0) -> str:
+    """Write `array` to `path` durably (temp file, fsync, rename, fsync of the directory),
+    followed by `spare` rows of zeros (room for a delta, see `Layout`); returns the sha256 of
+    the file (recorded in `meta` for `verify`)."""
     tmp = path.with_suffix(".tmp")
     digest = hashlib.sha256()
     with tmp.open("wb") as fh:
-        np.save(_Hashing(fh, digest), array)
+        out = _Hashing(fh, digest)
+        if spare:
+            array = np.ascontiguousarray(array)
+            header = {"descr": np.lib.format.dtype_to_descr(array.dtype), "fortran_order": False,
+                      "shape": (array.shape[0] + spare, *array.shape[1:])}
+            np.lib.format.write_array_header_1_0(out, header)
+            rows = max(1, (64 << 20) // max(1, array[:1].nbytes))  # 64 MiB at a time
+            for start in range(0, len(array), rows):
+                out.write(array[start : start + rows].tobytes())
+            out.write(np.zeros((spare, *array.shape[1:]), dtype=array.dtype).tobytes())
+        else:
+            np.save(out, array)
         fh.flush()
         os.fsync(fh.fileno())
     os.replace(tmp, path)
@@ -78,9 +92,56 @@ def file_sha256(path: Path) -> str:
 
 
 #: The index files of one generation: `<kind>-<generation>.npy`, and in a large store the
-#: approximate index `ann-<generation>.<library>` (see `_ann`).
+#: approximate index `ann-<generation>.<library>` (see `_ann`). A generation written as a
+#: delta (`Layout`) has `delta-` and `deltaslots-` files instead of its own `index-` and `ann-`.
 INDEX_KINDS = ("index", "topics", "hubs")
-_GENERATION_FILE = re.compile(r"(?:(index|topics|hubs)-(\d+)\.npy|ann-(\d+)\.usearch)")
+DELTA_KINDS = ("delta", "deltaslots")
+#: Most vectors a large store keeps in a delta beside its base index before a write merges
+#: them into a new base (writing the whole index and approximate index again). Every search
+#: scores the delta exactly: at this size one product of about 4 million multiply-adds.
+#: A base's index file has this many spare rows at least, for the deltas laid over it.
+DELTA_LIMIT = 10_000
+_GENERATION_FILE = re.compile(r"(?:(index|topics|hubs|delta|deltaslots)-(\d+)\.npy|ann-(\d+)\.usearch)")
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Which files hold a generation. The vectors of slots below `base_count` are those of
+    generation `base` (its `index-` and `ann-` files, written whole when it was made);
+    topics and hubness are the generation's own files. In a generation written as a delta
+    (`base` before it), the vectors of later slots and of slots changed since the base are
+    in its `delta-` file (rows) and `deltaslots-` file (their slots): a small write does not
+    write the whole index again, and searches cover the delta exactly."""
+
+    generation: int
+    count: int
+    base: int
+    base_count: int
+    #: Rows of zeros after the base's vectors in its `index-` file: a process maps the file
+    #: copy-on-write and lays the delta over them, so memory holds only the delta's pages.
+    spare: int = 0
+
+    @classmethod
+    def of(cls, meta: dict[str, str]) -> Layout:
+        generation, count = int(meta["generation"]), int(meta["count"])
+        # Stores written before deltas existed: every generation is its own base.
+        return cls(generation, count, int(meta.get("base", generation)), int(meta.get("base_count", count)),
+                   int(meta.get("base_spare", 0)))
+
+    @property
+    def has_delta(self) -> bool:
+        return self.base != self.generation
+
+    def files(self, path: Path, ann_library: str = "") -> dict[str, Path]:
+        """The files of this generation by kind (`ann` when the base has an approximate index)."""
+        g = self.generation
+        files = {"index": path / f"index-{self.base}.npy", "topics": path / f"topics-{g}.npy",
+                 "hubs": path / f"hubs-{g}.npy"}
+        if self.has_delta:
+            files.update({kind: path / f"{kind}-{g}.npy" for kind in DELTA_KINDS})
+        if ann_library:
+            files["ann"] = ann_file(path, self.base, ann_library)
+        return files
 
 
 class IndexProblem(StoreError):
@@ -92,25 +153,44 @@ class IndexProblem(StoreError):
         self.rebuildable = rebuildable
 
 
-def read_index_files(path: Path, generation: int, count: int, dim: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The (vectors, topic ids, hubness) files of `generation`, checked against the records."""
-    arrays = []
-    for kind in INDEX_KINDS:
-        file = path / f"{kind}-{generation}.npy"
+def read_index_files(path: Path, layout: Layout, dim: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The (vectors, topic ids, hubness, delta slots) of a generation, checked against the
+    records. The base vectors are mapped from their file copy-on-write: a process's memory
+    holds the rows it reads and the delta laid over them, and the file never changes. The
+    vectors are a view of the whole mapping (`.base`), whose spare rows an add may fill."""
+    arrays = {}
+    for kind, file in layout.files(path).items():
         if not file.is_file():
             raise IndexProblem(f"The vector index of {path} is missing ({file.name})", rebuildable=True)
         try:
-            arrays.append(np.load(file, allow_pickle=False))
+            arrays[kind] = np.load(file, allow_pickle=False, mmap_mode="c" if kind == "index" else None)
         except (OSError, ValueError, EOFError) as exc:
             raise IndexProblem(
                 f"The vector index of {path} is missing or corrupt ({file.name}: {exc}); rebuild it with: "
                 f"misguard claims verify --db {path} --repair", rebuildable=False) from None
-    vectors, topic_ids, hubs = arrays
-    if vectors.shape != (count, dim) or topic_ids.shape != (count,) or hubs.shape != (count,):
+    base, topic_ids, hubs = arrays["index"], arrays["topics"], arrays["hubs"]
+    count = layout.count
+    rows = layout.base_count + layout.spare
+    if base.shape != (rows, dim) or topic_ids.shape != (count,) or hubs.shape != (count,):
         raise IndexProblem(
-            f"The vector index of {path} is stale: it has shape {vectors.shape}, the records need "
-            f"({count}, {dim})", rebuildable=True)
-    return vectors, topic_ids, hubs
+            f"The vector index of {path} is stale: it has shape {base.shape}, the records need "
+            f"({rows}, {dim})", rebuildable=True)
+    if not layout.has_delta:
+        return base[:count], topic_ids, hubs, np.zeros(0, dtype=np.int64)
+    delta, slots = arrays["delta"], arrays["deltaslots"]
+    later = np.arange(layout.base_count, count)
+    if (delta.shape != (len(slots), dim) or slots.ndim != 1 or (len(slots) and not 0 <= slots.min() <= slots.max() < count)
+            or not np.isin(later, slots).all()):
+        raise IndexProblem(
+            f"The vector index of {path} is corrupt (the delta of generation {layout.generation} does not match "
+            f"the records); rebuild it with: misguard claims verify --db {path} --repair", rebuildable=False)
+    if count <= rows:
+        vectors = base[:count]
+    else:  # more new claims than spare rows: a copy in memory
+        vectors = np.empty((count, dim), dtype=np.float32)
+        vectors[: layout.base_count] = base[: layout.base_count]
+    vectors[slots] = delta
+    return vectors, topic_ids, hubs, slots.astype(np.int64)
 
 
 def index_files(path: Path) -> dict[int, list[Path]]:
@@ -123,13 +203,18 @@ def index_files(path: Path) -> dict[int, list[Path]]:
     return out
 
 
-def drop_older_files(path: Path, generation: int) -> None:
-    """Delete index files of generations before `generation` (after it is committed: no
-    reader can be loading them, see `_load_index`). Newer ones may be a writer's at work."""
+def drop_older_files(path: Path, layout: Layout) -> None:
+    """Delete index files of generations before `layout`'s, except its base files (after it
+    is committed: no reader can be loading them, see `_load_index`). Newer ones may be a
+    writer's at work."""
     for gen, files in index_files(path).items():
-        if gen < generation:
+        if gen < layout.generation:
             for file in files:
-                file.unlink(missing_ok=True)
+                if gen != layout.base or not file.name.startswith(("index-", "ann-")):
+                    try:
+                        file.unlink(missing_ok=True)
+                    except OSError:  # e.g. still mapped on a platform that forbids it: swept later
+                        pass
 
 
 def _connect(db: Path) -> sqlite3.Connection:

@@ -8,6 +8,11 @@ Layout of a store directory:
     topics-<gen>.npy       int16 topic id per slot (-1 = none), for topic-restricted search
     hubs-<gen>.npy         float32 per slot: how central the claim is (see `hubness`)
     ann-<gen>.usearch      from `ANN_THRESHOLD` claims on: the approximate (HNSW) index
+    delta-<gen>.npy        in a large store, a small write's new and changed vectors, with
+    deltaslots-<gen>.npy   their slots: the generation keeps an earlier one's `index-` and
+                           `ann-` files as its base (see `Layout`) and searches the delta
+                           exactly, until the delta outgrows `DELTA_LIMIT` and a write
+                           merges it into a new base
 
 The `meta` table names the current generation. An ingest embeds first (no lock held),
 then takes SQLite's write lock, catches up with the generation on disk when another handle
@@ -40,7 +45,9 @@ from ._ann import ANN_EF, ANN_THRESHOLD, AnnIndex, ann_file
 from ._storage import (
     _COLUMNS,
     _TOPIC_IDS,
+    DELTA_LIMIT,
     IndexProblem,
+    Layout,
     _claim,
     _connect,
     _set_meta,
@@ -100,6 +107,8 @@ class ClaimStore(StoreWrites):
     ann_threshold = ANN_THRESHOLD
     #: Candidates the approximate index returns per search, all scored exactly.
     ann_ef = ANN_EF
+    #: Most vectors in a generation's delta (see `DELTA_LIMIT`).
+    delta_limit = DELTA_LIMIT
 
     def __init__(self, path: Path, embedder: Embedder, conn: sqlite3.Connection, *, load: bool = True,
                  index: str = "auto") -> None:
@@ -111,10 +120,11 @@ class ClaimStore(StoreWrites):
         self._ann: AnnIndex | None = None
         self._connections = _ThreadConnections(path / "claims.sqlite", conn)
         self._blas: Any = None  # threadpoolctl controller, made on first search (False: absent)
+        self._room: np.ndarray | None = None  # vectors with spare rows for adds (see `_appended`)
         self.reloads = 0
         """How often this handle reloaded its index because another handle had written."""
-        self._set_state(-1, np.zeros((0, embedder.dim), np.float32), np.zeros(0, np.int16), np.zeros(0, np.float32),
-                        np.zeros(0, bool))
+        self._set_state(Layout(-1, 0, -1, 0), np.zeros((0, embedder.dim), np.float32), np.zeros(0, np.int16),
+                        np.zeros(0, np.float32), np.zeros(0, bool), np.zeros(0, np.int64))
         if not load:
             return
         try:
@@ -214,16 +224,20 @@ class ClaimStore(StoreWrites):
         writer cannot commit (and so cannot delete these files) until it ends."""
         with _snapshot(self._conn):
             meta = self._meta()
-            generation, count, dim = int(meta["generation"]), int(meta["count"]), int(meta["dim"])
+            layout, dim = Layout.of(meta), int(meta["dim"])
+            count = layout.count
             if count == 0:
                 vectors = np.zeros((0, dim), dtype=np.float32)
                 topic_ids = np.zeros(0, dtype=np.int16)
                 hubs = np.zeros(0, dtype=np.float32)
+                delta = np.zeros(0, dtype=np.int64)
             else:
-                vectors, topic_ids, hubs = read_index_files(self.path, generation, count, dim)
+                vectors, topic_ids, hubs, delta = read_index_files(self.path, layout, dim)
             flags = self._read_flags(count)
-            ann = self._read_ann(meta, generation, count, dim)
-        self._set_state(generation, vectors, topic_ids, hubs, flags)
+            ann = self._read_ann(meta.get("ann", ""), layout, dim)
+        self._set_state(layout, vectors, topic_ids, hubs, flags, delta)
+        if isinstance(vectors.base, np.memmap):
+            self._room = vectors.base  # the mapping's spare rows take this handle's next adds
         if ann is None and self.index_mode == "approximate" and count:
             ann = AnnIndex.build(self.ann_library, vectors)
         self._set_ann(ann)
@@ -232,24 +246,23 @@ class ClaimStore(StoreWrites):
         """After a failed write: this generation's approximate index, from its file again."""
         self._ann = None
         if self.generation >= 0 and len(self):
-            self._set_ann(self._read_ann(self._meta(), self.generation, len(self), self.vectors.shape[1]))
+            self._set_ann(self._read_ann(self._meta().get("ann", ""), self.layout, self.vectors.shape[1]))
 
     def _set_ann(self, ann: AnnIndex | None) -> None:
         self._ann = ann
         if ann is not None:
             ann.set_ef(self.ann_ef)
 
-    def _read_ann(self, meta: dict[str, str], generation: int, count: int, dim: int) -> AnnIndex | None:
-        """The approximate index of `generation` (inside the read transaction of its load).
+    def _read_ann(self, library: str, layout: Layout, dim: int) -> AnnIndex | None:
+        """The approximate index of `layout`'s base (inside the read transaction of its load).
         A missing or unreadable one is not fatal: search is then exact, with a warning."""
-        library = meta.get("ann", "")
         if not library or self.index_mode == "exact":
             return None
         if self.index_mode == "approximate" and library != self.ann_library:
             return None  # built in memory with this handle's library
-        file = ann_file(self.path, generation, library)
+        file = ann_file(self.path, layout.base, library)
         try:
-            return AnnIndex.load(file, library, dim, count)
+            return AnnIndex.load(file, library, dim, layout.base_count)
         except (OSError, ValueError, RuntimeError, ImportError) as exc:  # ImportError: the extra is missing
             log.warning("the approximate index of %s is missing or unreadable (%s: %s); searching exactly. "
                         "The next write makes it again, or: misguard claims verify --db %s --repair",
@@ -262,8 +275,8 @@ class ClaimStore(StoreWrites):
             library = self._meta().get("ann", "")
             if library:
                 try:
-                    return AnnIndex.load(ann_file(self.path, self.generation, library), library,
-                                         self.vectors.shape[1], len(self))
+                    return AnnIndex.load(ann_file(self.path, self.layout.base, library), library,
+                                         self.vectors.shape[1], self.layout.base_count)
                 except (OSError, ValueError, RuntimeError):
                     return None
         return self._ann
@@ -279,10 +292,15 @@ class ClaimStore(StoreWrites):
                 flags[slot] = True
         return flags
 
-    def _set_state(self, generation: int, vectors: np.ndarray, topic_ids: np.ndarray, hubs: np.ndarray,
-                   flags: np.ndarray) -> None:
-        self.generation = generation
+    def _set_state(self, layout: Layout, vectors: np.ndarray, topic_ids: np.ndarray, hubs: np.ndarray,
+                   flags: np.ndarray, delta: np.ndarray) -> None:
+        self.layout = layout
+        self.generation = layout.generation
         self.vectors = vectors
+        #: Slots whose vectors are not in the base's approximate index (or changed since),
+        #: and their vectors, contiguous: every approximate search scores them exactly.
+        self.delta_slots = delta
+        self.delta_vectors = np.ascontiguousarray(vectors[delta])
         self.topic_ids = topic_ids
         self.hubs = hubs
         self.flaggable = flags
@@ -440,15 +458,26 @@ class ClaimStore(StoreWrites):
             if wanted > MAX_CANDIDATES:
                 return self._search(queries, k, topics=None, flaggable_only=True, exact=True)
         candidates = ann.search(queries, wanted)  # at least `ann_ef` per query
+        vectors, flaggable = self.vectors, self.flaggable  # one state, even if a write replaces it
+        delta_slots, delta_vectors = self.delta_slots, self.delta_vectors
+        if flaggable_only and len(delta_slots):
+            keep = flaggable[delta_slots]
+            delta_slots, delta_vectors = delta_slots[keep], delta_vectors[keep]
         for i, row in enumerate(candidates):
             row = row[(row >= 0) & (row < n)]  # a concurrent write may add slots this state lacks
             if flaggable_only:
-                row = row[self.flaggable[row]]
+                row = row[flaggable[row]]
+            if len(delta_slots):  # the delta is scored whole below (a changed slot once)
+                row = row[~np.isin(row, delta_slots)]
+            sims = vectors[row] @ queries[i]
+            if len(delta_slots):
+                row = np.concatenate([row, delta_slots])
+                sims = np.concatenate([sims, delta_vectors @ queries[i]])
             if len(row) < k and (flaggable_only or len(row) < n):
                 _, exact_slots = self._search(queries[i : i + 1], k, topics=None, flaggable_only=flaggable_only,
                                               exact=True)
                 row = exact_slots[0][exact_slots[0] >= 0]
-            sims = self.vectors[row] @ queries[i]
+                sims = vectors[row] @ queries[i]
             kk = min(k, len(row))
             order = np.argsort(-sims, kind="stable")[:kk]
             scores[i, :kk], slots[i, :kk] = sims[order], row[order]

@@ -7,8 +7,10 @@ write computes it for the claims it adds or changes, and the others keep theirs.
 handle or process committed meanwhile (if one did, it catches up with the generation on
 disk, keeping that writer's claims, and plans again), writes that generation's index files
 and commits the records together with the switch of generation. A store of at least
-`ANN_THRESHOLD` claims also has an approximate index per generation: a write adds its new
-and changed claims to the current one (no rebuild); a removal or a rebuild makes it anew.
+`ANN_THRESHOLD` claims also has an approximate index: an ingest writes its new and changed
+vectors as a small delta beside the current base files (`Layout`), and once the delta would
+pass `ClaimStore.delta_limit` vectors, adds them to the base's approximate index (no rebuild)
+and writes a new base whole; a removal or a rebuild makes it anew.
 """
 
 from __future__ import annotations
@@ -25,13 +27,16 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..errors import MissingExtraError, StoreError
-from ..types import Claim
+from ..types import Claim, VerdictLabel
 from ._ann import AnnIndex, ann_file
 from ._storage import (
     _COLUMNS,
     _TOPIC_IDS,
+    DELTA_KINDS,
+    DELTA_LIMIT,
     HUBNESS_REFERENCE,
     INDEX_KINDS,
+    Layout,
     _row,
     _save,
     _set_meta,
@@ -42,6 +47,7 @@ from ._storage import (
     hubness_of,
     index_files,
 )
+from ._verdicts import FALSE_LIKE
 
 if TYPE_CHECKING:
     from ._store import ClaimStore
@@ -130,7 +136,9 @@ class StoreWrites:
             new_vecs = np.stack([prepared.vector(cid, batch[cid].text) for cid in plan.to_embed]).astype(np.float32)
             if new_vecs.shape[1] != self.vectors.shape[1]:
                 raise StoreError(f"vectors of width {new_vecs.shape[1]} for a store of width {self.vectors.shape[1]}")
-            vectors = np.concatenate([vectors, new_vecs[: len(new_ids)]]) if new_ids else vectors.copy()
+            vectors = self._appended(new_vecs[: len(new_ids)])
+            if changed:  # rows of the current state change: never in place (readers hold it)
+                vectors = vectors.copy()
             for j, cid in enumerate(changed):
                 vectors[existing[cid][0]] = new_vecs[len(new_ids) + j]
             for cid in plan.to_embed:
@@ -140,6 +148,7 @@ class StoreWrites:
         slots = {cid: existing[cid][0] for cid in existing}
         slots.update({cid: n + j for j, cid in enumerate(new_ids)})
         topic_ids = np.concatenate([self.topic_ids, np.full(len(new_ids), -1, dtype=np.int16)])
+        flags = np.concatenate([self.flaggable, np.zeros(len(new_ids), dtype=bool)])
         updated = unchanged = 0
         rows = []
         for cid in batch:
@@ -150,6 +159,7 @@ class StoreWrites:
                     continue
                 updated += 1
             topic_ids[slots[cid]] = _TOPIC_IDS.get(batch[cid].topic or "", -1)
+            flags[slots[cid]] = VerdictLabel(batch[cid].verdict) in FALSE_LIKE
             rows.append((slots[cid], *row))
 
         def write_rows(conn: sqlite3.Connection) -> None:
@@ -169,7 +179,21 @@ class StoreWrites:
         else:
             hubs = np.concatenate([self.hubs, np.zeros(len(new_ids), dtype=np.float32)])
             hubs[touched] = hubness_of(vectors, touched)
-        return _Next(vectors, topic_ids, hubs, write_rows, (len(new_ids), updated, unchanged), ann_changed=touched)
+        return _Next(vectors, topic_ids, hubs, write_rows, (len(new_ids), updated, unchanged), ann_changed=touched,
+                     flags=flags)
+
+    def _appended(self, rows: np.ndarray) -> np.ndarray:
+        """The vectors with `rows` after them. Kept in a buffer with spare rows, so that a
+        small add to a large store does not copy every vector: the current state is a view
+        of the buffer's first rows, which this never changes."""
+        n, need = len(self), len(self) + len(rows)
+        room = self._room
+        if room is None or len(room) < need or self.vectors.base is not room:
+            room = np.empty((need + max(1024, need // 16), self.vectors.shape[1]), dtype=np.float32)
+            room[:n] = self.vectors
+            self._room = room
+        room[n:need] = rows
+        return room[:need]
 
     def remove(self, claim_ids: Iterable[str], *, source: str = "input") -> int:
         """Delete claims by id, all or nothing; returns how many existed. The slots after
@@ -231,18 +255,39 @@ class StoreWrites:
                 if nxt is None:
                     return nxt
                 generation = self.generation + 1
-                files = [self.path / f"{kind}-{generation}.npy" for kind in INDEX_KINDS]
-                sums = {kind: _save(file, array)
-                        for kind, file, array in zip(INDEX_KINDS, files, (nxt.vectors, nxt.topic_ids, nxt.hubs))}
-                ann = self._next_ann(nxt, generation)
+                meta = self._meta()
+                delta = self._next_delta(nxt, meta)
+                if delta is None:  # a new base, written whole
+                    ann = self._next_ann(nxt, generation)
+                    library = ann.library if ann is not None else ""
+                    # Room for the deltas of the writes to come (in a store with a graph), also
+                    # when this write was told to make no delta.
+                    spare = max(self.delta_limit, DELTA_LIMIT) if ann is not None else 0
+                    layout = Layout(generation, len(nxt.vectors), generation, len(nxt.vectors), spare)
+                    arrays = dict(zip(INDEX_KINDS, (nxt.vectors, nxt.topic_ids, nxt.hubs)))
+                    sums = {}
+                    delta = np.zeros(0, dtype=np.int64)
+                else:  # the base's files stay; this generation writes the delta beside them
+                    layout = Layout(generation, len(nxt.vectors), self.layout.base, self.layout.base_count,
+                                    self.layout.spare)
+                    arrays = dict(zip(("topics", "hubs", *DELTA_KINDS),
+                                      (nxt.topic_ids, nxt.hubs, nxt.vectors[delta], delta)))
+                    old_sums = json.loads(meta.get("checksums", "{}"))
+                    sums = {kind: old_sums[kind] for kind in ("index", "ann") if kind in old_sums}
+                    ann, library = None, meta.get("ann", "")
+                paths = layout.files(self.path, library)
+                for kind, array in arrays.items():
+                    files.append(paths[kind])
+                    sums[kind] = _save(paths[kind], array, layout.spare if kind == "index" else 0)
                 if ann is not None:
-                    files.append(ann_file(self.path, generation, ann.library))
-                    ann.save(files[-1])
-                    sums["ann"] = file_sha256(files[-1])
+                    files.append(paths["ann"])
+                    ann.save(paths["ann"])
+                    sums["ann"] = file_sha256(paths["ann"])
                 nxt.write_rows(self._conn)
                 _set_meta(self._conn, generation=str(generation), count=str(len(nxt.vectors)),
-                          checksums=json.dumps(sums, sort_keys=True), ann=ann.library if ann is not None else "")
-                flags = self._read_flags(len(nxt.vectors))
+                          base=str(layout.base), base_count=str(layout.base_count), base_spare=str(layout.spare),
+                          checksums=json.dumps(sums, sort_keys=True), ann=library)
+                flags = nxt.flags if nxt.flags is not None else self._read_flags(len(nxt.vectors))
         except (OSError, sqlite3.Error) as exc:
             for leftover in files:
                 leftover.unlink(missing_ok=True)
@@ -253,12 +298,29 @@ class StoreWrites:
                 leftover.unlink(missing_ok=True)
             self._reload_ann()
             raise
-        drop_older_files(self.path, generation)
-        self._set_state(generation, nxt.vectors.astype(np.float32, copy=False), nxt.topic_ids, nxt.hubs, flags)
+        drop_older_files(self.path, layout)
+        self._set_state(layout, nxt.vectors.astype(np.float32, copy=False), nxt.topic_ids, nxt.hubs, flags, delta)
+        if ann is not None:
+            # Search the file just written, mapped, instead of the copy built in memory: a
+            # long-running writer then holds no more of the graph than its searches read.
+            ann = AnnIndex.load(paths["ann"], ann.library, self.vectors.shape[1], len(self))
+        elif layout.has_delta:
+            ann = self._ann  # the base's index, unchanged
         if ann is None and self.index_mode == "approximate":
             ann = AnnIndex.build(self.ann_library, self.vectors)
         self._set_ann(ann)
         return nxt
+
+    def _next_delta(self, nxt: _Next, meta: dict[str, str]) -> np.ndarray | None:
+        """Under the write lock: the slots of the next generation's delta, or None when it
+        is written whole (not an ingest, no readable approximate index on the base, which
+        the whole write makes, or a delta that would pass `delta_limit`)."""
+        if nxt.ann_changed is None or not meta.get("ann") or len(nxt.vectors) < self.ann_threshold:
+            return None
+        if self._current_ann() is None:
+            return None
+        slots = np.union1d(self.delta_slots, nxt.ann_changed).astype(np.int64)
+        return slots if len(slots) <= self.delta_limit else None
 
     def _next_ann(self, nxt: _Next, generation: int) -> AnnIndex | None:
         """Under the write lock: the approximate index of the next generation, when the store
@@ -268,10 +330,11 @@ class StoreWrites:
         if len(nxt.vectors) < self.ann_threshold:
             return None
         current = self._current_ann()
-        if nxt.ann_changed is not None and current is not None and len(current) == len(self):
-            ann = current.mutable_copy(ann_file(self.path, self.generation, current.library))
+        if nxt.ann_changed is not None and current is not None and len(current) >= self.layout.base_count:
+            ann = current.mutable_copy(ann_file(self.path, self.layout.base, current.library))
             self._ann = ann  # from here on it holds this write's claims (dropped if it fails)
-            ann.add(nxt.ann_changed, nxt.vectors[nxt.ann_changed])
+            merged = np.union1d(self.delta_slots, nxt.ann_changed).astype(np.int64)  # the delta joins the base
+            ann.add(merged, nxt.vectors[merged])
             return ann
         log.info("building the approximate index of %s (%d claims)", self.path, len(nxt.vectors))
         try:
@@ -295,9 +358,8 @@ class StoreWrites:
     def sweep(self) -> None:
         """Delete leftover files: unfinished writes and index files of older generations."""
         with _transaction(self._conn):
-            stored = self.stored_generation()
-            self._sweep_unfinished(stored)
-            drop_older_files(self.path, stored)
+            self._sweep_unfinished(self.stored_generation())
+            drop_older_files(self.path, Layout.of(self._meta()))
 
 @dataclass
 class _IngestPlan:
@@ -323,6 +385,9 @@ class _Next:
     #: slots whose vectors are new or changed (added to the approximate index); None: make
     #: that index anew (slots moved, or a rebuild)
     ann_changed: np.ndarray | None = None
+    #: which slots hold a false-like verdict, when the write knows (an ingest: the rows it
+    #: writes and the others as they were); None: read from the records after the write
+    flags: np.ndarray | None = None
 
 
 class _Embeddings:

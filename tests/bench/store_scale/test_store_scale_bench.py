@@ -35,21 +35,31 @@ def test_synthetic_claims_are_unit_vectors_near_real_ones_and_the_same_for_the_s
     assert {c.verdict for c in made} <= {c.verdict for c in claims}
 
 
-def test_summary_takes_medians_over_repeats_per_index_mode(tmp_path):
+def test_summary_takes_medians_over_repeats_per_index_mode_and_write_arm(tmp_path):
     path = tmp_path / "runlog.jsonl"
     with RunLog.open(path, RunHeader(kind="bench.store_scale", params={"claims": 100}), resume=False) as log:
         for repeat, (auto_ms, exact_ms) in enumerate([(10.0, 40.0), (20.0, 60.0)]):
             for mode, ms in (("auto", auto_ms), ("exact", exact_ms)):
+                profile = {"total": 2.0, "checks": 20, "embed": 1.0 + repeat, "store search": 0.2,
+                           "lexical search": 0.1, "claim rows": 0.0}
                 log.write("checks", key=f"{repeat}-{mode}", repeat=repeat, mode=mode, claims=100, open_seconds=1.0,
-                          check_ms=[ms] * 20, search_ms=[ms / 10] * 20, rss_mb=500.0, peak_rss_mb=600.0, load=1.0)
-        log.write("add_one", claims=101, seconds=2.0, load=1.0)
-        log.write("add_one", claims=102, seconds=4.0, load=1.0)
-        log.write("add_batch", claims=130, added=28, seconds=2.0, raw_seconds=1.0, load=1.0)
+                          check_ms=[ms] * 20, embed_ms=[ms / 2] * 20, search_ms=[ms / 10] * 20, profile=profile,
+                          rss_mb=500.0, peak_rss_mb=600.0, load=1.0)
+        log.write("add_one", arm="delta", claims=101, seconds=0.2, load=1.0)
+        log.write("add_one", arm="whole", claims=102, seconds=4.0, load=1.0)
+        log.write("add_one", arm="whole", claims=103, seconds=2.0, load=1.0)
+        log.write("add_one", arm="delta", claims=104, seconds=0.4, load=1.0)
+        log.write("add_batch", arm="delta", claims=130, added=28, seconds=2.0, raw_seconds=1.0, load=1.0)
+        log.write("add_batch", arm="whole", claims=158, added=28, seconds=4.0, raw_seconds=1.0, load=1.0)
     summary = summarise(path)
     assert summary["checks"]["auto"]["check_p95_ms"] == 15.0 and summary["checks"]["exact"]["check_p95_ms"] == 50.0
-    assert summary["checks"]["auto"]["search_p50_ms"] == 1.5
-    assert summary["add_one"] == {"claims": 102, "median_seconds": 3.0, "max_seconds": 4.0}
-    assert summary["add_batch"]["rate"] == 14.0 and summary["add_batch"]["raw_rate"] == 28.0
+    assert summary["checks"]["auto"]["search_p50_ms"] == 1.5 and summary["checks"]["auto"]["embed_p50_ms"] == 7.5
+    assert summary["checks"]["auto"]["profile_share"]["embed"] == 0.75
+    assert summary["add_one"]["delta"] == {"claims": 104, "median_seconds": pytest.approx(0.3), "max_seconds": 0.4,
+                                           "adds": 2}
+    assert summary["add_one"]["whole"]["median_seconds"] == 3.0
+    assert summary["add_batch"]["delta"]["rate"] == 14.0 and summary["add_batch"]["delta"]["raw_rate"] == 28.0
+    assert summary["add_batch"]["whole"]["ratio"] == 0.25
 
 
 def test_backend_arm_measures_another_backend_against_exact_sqlite(tmp_path):
