@@ -354,12 +354,14 @@ class ClaimGuard:
             # keeps the raw ones (its centroids are raw e5 vectors).
             shifted = [self.shift.apply(v, lang) if self.shift is not None else v for v, lang in zip(raw, languages)]
             queries = np.concatenate(shifted)
-            _, slots = self.store.search(queries, self.k, flaggable_only=True)
             # Claims rated other than false never flag a text, but a text that repeats one
             # should be shown that claim (`_nearest_other`): when the store holds any, every
-            # claim is searched too.
-            others = not bool(self.store.flaggable.all())
-            every = self.store.search(queries, self.k)[1] if others else None
+            # claim is searched too (on the exact index, by the same product).
+            every: np.ndarray | None = None
+            if self.store.flaggable.all():
+                _, slots = self.store.search(queries, self.k, flaggable_only=True)
+            else:
+                slots, every = self.store.search_flaggable_and_every(queries, self.k)
             out, row = [], 0
             for p, seg_vecs, lang, tops in zip(prepared, shifted, languages, topics):
                 n = len(seg_vecs)
@@ -468,7 +470,10 @@ class ClaimGuard:
             return
         union = sorted(set(analysis.slots) | others)
         sims = seg_vecs @ self.store.vectors[union].T
-        pairs = self._pair_features(analysis.prepared, sims, union, lexical)
+        # The word, number and name overlaps of the false-rated candidates are already in
+        # their pair features: only the other claims' are computed.
+        known = {} if analysis.pairs is None else dict(zip(analysis.slots, analysis.pairs[:, _CUE_COLUMNS]))
+        pairs = self._pair_features(analysis.prepared, sims, union, lexical, known)
         scores = rank_scores(pairs, self.ranking, self.ranker)
         order = np.argsort(-scores, kind="stable")
         analysis.store = self.store
@@ -510,29 +515,44 @@ class ClaimGuard:
         )
 
     def _pair_features(
-        self, p: _Prepared, sims: np.ndarray, candidates: list[int], lexical: list[tuple[int, float]]
+        self, p: _Prepared, sims: np.ndarray, candidates: list[int], lexical: list[tuple[int, float]],
+        known: dict[int, np.ndarray] | None = None,
     ) -> np.ndarray:
-        """`RANK_FEATURES` of each (text, candidate) pair, in `candidates` order."""
+        """`RANK_FEATURES` of each (text, candidate) pair, in `candidates` order. `known`:
+        candidates' overlap columns (`_CUE_COLUMNS`) computed before for this text."""
         body, seg = sims[0], sims.max(axis=0)
         hub = self.store.hubs[candidates]
         dense_rr = reciprocal_ranks(dense_scores(body, seg, hub))
         lex_rank = {slot: r for r, (slot, _) in enumerate(lexical)}
         best_lex = lexical[0][1] if lexical and lexical[0][1] > 0 else 1.0
         lex_score = dict(lexical)
-        text_words, text_numbers, text_names = _text_cues(p.segments[0].text)
-        cues = self._claim_cues(candidates)
         # Column by column: a long text has hundreds of candidates, and a Python row per
         # candidate of numpy scalars cost more than the rest of its ranking. Same values.
         out = np.empty((len(candidates), 11), dtype=np.float64)
         out[:, 0], out[:, 1], out[:, 2], out[:, 3] = body, seg, hub, dense_rr
         out[:, 4] = [1.0 / (1 + lex_rank[slot]) if slot in lex_rank else 0.0 for slot in candidates]
         out[:, 5] = [lex_score[slot] / best_lex if slot in lex_score else 0.0 for slot in candidates]
+        known = known or {}
+        new = [j for j, slot in enumerate(candidates) if slot not in known]
+        if len(new) < len(candidates):
+            old = [j for j, slot in enumerate(candidates) if slot in known]
+            out[old, _CUE_COLUMNS] = [known[candidates[j]] for j in old]
+        if new:
+            out[new, _CUE_COLUMNS] = self._cue_columns(p, [candidates[j] for j in new])
+        return out
+
+    def _cue_columns(self, p: _Prepared, candidates: list[int]) -> np.ndarray:
+        """Overlap of the text's content words, numbers and names with each candidate's
+        (the `_CUE_COLUMNS` of the pair features)."""
+        text_words, text_numbers, text_names = _text_cues(p.segments[0].text)
+        cues = self._claim_cues(candidates)
+        out = np.empty((len(candidates), 5), dtype=np.float64)
         shared = [len(words & text_words) for words, _, _ in cues]
-        out[:, 6] = [n / max(1, len(words)) for n, (words, _, _) in zip(shared, cues)]
-        out[:, 7] = [n / max(1, len(text_words)) for n in shared]
-        out[:, 8] = [1.0 if nums & text_numbers else 0.0 for _, nums, _ in cues]
-        out[:, 9] = [1.0 if nums and text_numbers and not nums & text_numbers else 0.0 for _, nums, _ in cues]
-        out[:, 10] = [len(names & text_names) / max(1, len(names)) for _, _, names in cues]
+        out[:, 0] = [n / max(1, len(words)) for n, (words, _, _) in zip(shared, cues)]
+        out[:, 1] = [n / max(1, len(text_words)) for n in shared]
+        out[:, 2] = [1.0 if nums & text_numbers else 0.0 for _, nums, _ in cues]
+        out[:, 3] = [1.0 if nums and text_numbers and not nums & text_numbers else 0.0 for _, nums, _ in cues]
+        out[:, 4] = [len(names & text_names) / max(1, len(names)) for _, _, names in cues]
         return out
 
     def _claim_cues(self, slots: list[int]) -> list[tuple[set[str], set[str], set[str]]]:
@@ -577,6 +597,10 @@ class ClaimGuard:
     def _candidates(self, a: Analysis) -> list[Candidate]:
         claims = a.claims_of([slot for slot, _ in a.ranked])
         return [Candidate(claim_id=c.id, score=round(sc, 6)) for c, (_, sc) in zip(claims, a.ranked)]
+
+
+#: The pair features that depend only on the text and the candidate claim's words.
+_CUE_COLUMNS = slice(6, 11)
 
 
 @lru_cache(maxsize=256)

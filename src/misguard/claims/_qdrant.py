@@ -341,6 +341,11 @@ class QdrantClaimStore:
                 self._remember(int(hit.id), hit.payload, hit.vector)
         return scores, slots
 
+    def search_flaggable_and_every(self, queries: np.ndarray, k: int = 5) -> tuple[np.ndarray, np.ndarray]:
+        """Top-k slots among the flaggable claims and among every claim, as
+        `ClaimStore.search_flaggable_and_every` (two filtered queries in the engine)."""
+        return self.search(queries, k, flaggable_only=True)[1], self.search(queries, k)[1]
+
     def lexical_search(self, text: str, k: int = 20, *, flaggable_only: bool = False) -> list[tuple[int, float]]:
         """Top-k claims sharing words with `text`, by BM25-like scores over the sparse word
         vectors (the engine weighs each word by its IDF) -> [(slot, score)], best first."""

@@ -383,6 +383,29 @@ class ClaimStore(StoreWrites):
         with self.blas_single_thread():
             return self._search(queries, k, topics=topics, flaggable_only=flaggable_only)
 
+    def search_flaggable_and_every(self, queries: np.ndarray, k: int = 5) -> tuple[np.ndarray, np.ndarray]:
+        """Top-k slots of each query row among the flaggable claims and among every claim
+        -> (flaggable slots (m, k), every slots (m, k)): what `search` returns with and
+        without `flaggable_only`. On the exact index one product serves both (the
+        flaggable claims' scores are columns of it), not one per list."""
+        with self.blas_single_thread():
+            if self._ann is not None:
+                return (self._search(queries, k, topics=None, flaggable_only=True)[1],
+                        self._search(queries, k, topics=None, flaggable_only=False)[1])
+            queries = np.atleast_2d(np.asarray(queries, dtype=np.float32))
+            m = queries.shape[0]
+            flaggable = np.full((m, k), -1, dtype=np.int64)
+            every = np.full((m, k), -1, dtype=np.int64)
+            if len(self) == 0:
+                return flaggable, every
+            scores = np.full((m, k), -np.inf, dtype=np.float32)
+            sims = queries @ self.vectors.T
+            _topk(sims, k, scores, every, None)
+            candidates, _ = self._topic_block(None, True)
+            if candidates.size:
+                _topk(sims[:, candidates], k, scores.copy(), flaggable, candidates)
+            return flaggable, every
+
     def blas_single_thread(self) -> AbstractContextManager[object]:
         """Run the index products on one BLAS thread. OpenBLAS worker threads keep spinning
         for a while after a product; on a small machine they then compete with the
