@@ -1,4 +1,5 @@
-"""`misguard bench integration-overhead`: the framework adapters' own cost per message."""
+"""`misguard bench integration-overhead`, `integration-parity` and `integration-e2e`: the framework
+adapters' cost per message, decision parity and MisInfoTask end to end."""
 
 from __future__ import annotations
 
@@ -53,3 +54,33 @@ def integration_parity(
     rows = run_integration_parity(settings, select_tasks(records, tasks), output, defense=defense, rounds=rounds,
                                   topology=topology, attack=attack, console=console)
     console.print(f"identical decisions in {sum(r['same'] for r in rows)} of {len(rows)} tasks; {output}/parity.json")
+
+
+@bench_app.command("integration-e2e")
+@friendly_errors
+def integration_e2e(
+    ctx: typer.Context,
+    data: Annotated[str, typer.Option("--data", help="Task file, dataset name, or `sample`.")] = "sample",
+    tasks: Annotated[str, typer.Option(help="Task ids, e.g. 0-7 (run task by task: interrupt and rerun to resume).")] = "0",
+    model: Annotated[Optional[str], typer.Option(help="The agents' (and the judge's) model, a local model to serve (default: llm.model).")] = None,
+    runtime: Annotated[Optional[list[str]], typer.Option(help="native, langgraph or openai-agents (repeatable; default: all).")] = None,
+    defense: Annotated[Optional[list[str]], typer.Option(help="Arms: registered defenses, none = attack only (repeatable; default: none and argus).")] = None,
+    rounds: Annotated[int, typer.Option(min=1)] = 2,
+    seed: Annotated[int, typer.Option()] = 0,
+    injection_point: Annotated[str, typer.Option(help="Which agent the injection hijacks (as in `misguard sweep`).")] = "random",
+    base_url: Annotated[Optional[str], typer.Option(help="An OpenAI-compatible endpoint serving --model for the framework apps (default: `misguard models serve` in-process on loopback).")] = None,
+    output: Annotated[Path, typer.Option(help="Directory: one run log per runtime x arm, summary.json.")] = Path("runs/integration-e2e"),
+) -> None:
+    """MisInfoTask tasks as LangGraph and Agents SDK apps protected through the adapters, next
+    to the native runtime (same tasks, model, seeds): MT change and localization by round."""
+    from ..bench.integrations_e2e import ARMS, RUNTIMES, e2e_markdown, run_integration_e2e
+
+    settings = settings_from(ctx)
+    _, records = task_file(settings, data)
+    chosen = select_tasks(records, tasks)
+    summary = run_integration_e2e(settings, records, output, model=model or settings.llm.model,
+                                  task_ids=[t.id for t in chosen], runtimes=runtime or list(RUNTIMES),
+                                  arms=defense or list(ARMS), rounds=rounds, seed=seed, base_url=base_url,
+                                  injection_point=injection_point, data=data, console=console)
+    (output / "summary.md").write_text(e2e_markdown(summary))
+    console.print(f"{output}/summary.json, {output}/summary.md; per runtime x arm: misguard runs report {output}/<runtime>/<arm>")
