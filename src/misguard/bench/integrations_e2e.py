@@ -342,15 +342,19 @@ def run_dir(output: Path, runtime: str, arm: str) -> Path:
 def run_integration_e2e(
     settings: Settings, tasks: Sequence[MisinfoTask], output: Path, *, model: str, task_ids: Sequence[int],
     runtimes: Sequence[str] = RUNTIMES, arms: Sequence[str] = ARMS, rounds: int = 2, seed: int = 0,
-    base_url: str | None = None, injection_point: str = "random", data: str = "", console: Console | None = None,
+    base_url: str | None = None, injection_point: str = "random", data: str = "",
+    mas_params: dict[str, Any] | None = None, console: Console | None = None,
     components: Components | None = None, app_llm: LLM | None = None,
     model_for: Callable[[str], Any] | None = None,
 ) -> dict[str, Any]:
     """Every pending (task, arm, runtime), interleaved task by task; each runtime x arm is a
     resumable run log in `output/<runtime>/<arm>` that `misguard runs report` reads. The
     judge is the runs' model (`components.judge_llm`). Returns the summary (also written
-    to `output/summary.json`)."""
+    to `output/summary.json`). `mas_params`: `MASConfig` overrides (tools stay off: the
+    apps have none)."""
     console = console or Console()
+    if (mas_params or {}).get("max_tool_calls", 0):
+        raise ConfigError("max_tool_calls must stay 0: the framework apps' agents have no tools")
     unknown = sorted(set(runtimes) - set(RUNTIMES))
     if unknown:
         raise ConfigError(f"unknown runtime(s) {unknown}; choose from {', '.join(RUNTIMES)}")
@@ -361,7 +365,7 @@ def run_integration_e2e(
     if missing:
         raise ConfigError(f"no task with id {missing} in the data ({len(by_id)} tasks, ids {min(by_id)}-{max(by_id)})")
     configs = {arm: SweepConfig(data=data, model=model, attack="inject", defense=arm, topology="chain",
-                                rounds=rounds, mas_params={"max_tool_calls": 0}, tasks=tuple(task_ids), seeds=(seed,),
+                                rounds=rounds, mas_params={**(mas_params or {}), "max_tool_calls": 0}, tasks=tuple(task_ids), seeds=(seed,),
                                 injection_point=injection_point, judge_rounds=False).resolve_defense(settings)
                for arm in arms}
     if components is None:

@@ -10,6 +10,7 @@ import typer
 
 from ._common import console, friendly_errors, select_tasks, settings_from, task_file
 from .bench import bench_app
+from .mas import MasParamOption
 
 
 def register(app: typer.Typer) -> None:
@@ -69,11 +70,14 @@ def integration_e2e(
     seed: Annotated[int, typer.Option()] = 0,
     injection_point: Annotated[str, typer.Option(help="Which agent the injection hijacks (as in `misguard sweep`).")] = "random",
     base_url: Annotated[Optional[str], typer.Option(help="An OpenAI-compatible endpoint serving --model for the framework apps (default: `misguard models serve` in-process on loopback).")] = None,
+    mas_param: MasParamOption = None,
     output: Annotated[Path, typer.Option(help="Directory: one run log per runtime x arm, summary.json.")] = Path("runs/integration-e2e"),
 ) -> None:
     """MisInfoTask tasks as LangGraph and Agents SDK apps protected through the adapters, next
-    to the native runtime (same tasks, model, seeds): MT change and localization by round."""
+    to the native runtime (same tasks, model, seeds): MT change and localization by round.
+    Tools are off in every runtime (the apps have none)."""
     from ..bench.integrations_e2e import ARMS, RUNTIMES, e2e_markdown, run_integration_e2e
+    from .mas import parse_params
 
     settings = settings_from(ctx)
     _, records = task_file(settings, data)
@@ -81,6 +85,7 @@ def integration_e2e(
     summary = run_integration_e2e(settings, records, output, model=model or settings.llm.model,
                                   task_ids=[t.id for t in chosen], runtimes=runtime or list(RUNTIMES),
                                   arms=defense or list(ARMS), rounds=rounds, seed=seed, base_url=base_url,
-                                  injection_point=injection_point, data=data, console=console)
+                                  injection_point=injection_point, data=data,
+                                  mas_params=parse_params(mas_param or [], "--mas-param"), console=console)
     (output / "summary.md").write_text(e2e_markdown(summary))
     console.print(f"{output}/summary.json, {output}/summary.md; per runtime x arm: misguard runs report {output}/<runtime>/<arm>")
