@@ -375,13 +375,15 @@ def run_integration_e2e(
         components = Components(mas_llm, mas_llm, get_embedder(None, settings.embed))
     output.mkdir(parents=True, exist_ok=True)
     with contextlib.ExitStack() as stack:
+        app_settings = None
         if app_llm is None and any(r != "native" for r in runtimes):
             if base_url is None:
                 model_id = model.split("/", 1)[1].lstrip("/") if "/" in model else model
                 base_url = stack.enter_context(serve_in_process(components.mas_llm, model_id))
             else:
                 model_id = model.split("/", 1)[-1]
-            app_llm = get_llm(f"openai/{model_id}", settings.llm.model_copy(update={"base_url": base_url}))
+            app_settings = settings.llm.model_copy(update={"base_url": base_url})
+            app_llm = get_llm(f"openai/{model_id}", app_settings)
         logs = {}
         for runtime in runtimes:
             for arm in arms:
@@ -405,8 +407,11 @@ def run_integration_e2e(
                                                          events_path=events))
                         else:
                             assert app_llm is not None
+                            # a client per run: an HTTP client's connections belong to the event
+                            # loop of the run that opened them (each run is its own asyncio.run)
+                            run_llm = get_llm(app_llm.spec, app_settings) if app_settings is not None else app_llm
                             record = asyncio.run(run_framework_one(runtime, task, seed, config, settings, components,
-                                                                   app_llm, events_path=events, model_for=model_for))
+                                                                   run_llm, events_path=events, model_for=model_for))
                         log.write("run", key=run_key(task_id, seed), **record)
                         console.print(f"task {task_id} {arm:>5} {runtime:>13}: MT claims "
                                       f"{(record['llm_mt_claims'] or {}).get('score')}, proxy "

@@ -3,11 +3,13 @@ adapters' cost per message, decision parity and MisInfoTask end to end."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
 
+from ..errors import ConfigError
 from ._common import console, friendly_errors, select_tasks, settings_from, task_file
 from .bench import bench_app
 from .mas import MasParamOption
@@ -72,13 +74,22 @@ def integration_e2e(
     base_url: Annotated[Optional[str], typer.Option(help="An OpenAI-compatible endpoint serving --model for the framework apps (default: `misguard models serve` in-process on loopback).")] = None,
     mas_param: MasParamOption = None,
     output: Annotated[Path, typer.Option(help="Directory: one run log per runtime x arm, summary.json.")] = Path("runs/integration-e2e"),
+    report_only: Annotated[bool, typer.Option("--report-only", help="Only summarize the runs already in --output (e.g. of an interrupted run).")] = False,
 ) -> None:
     """MisInfoTask tasks as LangGraph and Agents SDK apps protected through the adapters, next
     to the native runtime (same tasks, model, seeds): MT change and localization by round.
     Tools are off in every runtime (the apps have none)."""
-    from ..bench.integrations_e2e import ARMS, RUNTIMES, e2e_markdown, run_integration_e2e
+    from ..bench.integrations_e2e import ARMS, RUNTIMES, e2e_markdown, e2e_table, run_integration_e2e, summarize_e2e
     from .mas import parse_params
 
+    if report_only:
+        if not output.is_dir():
+            raise ConfigError(f"{output} holds no runs: run the bench first (without --report-only)")
+        summary = summarize_e2e(output, runtime or list(RUNTIMES), defense or list(ARMS))
+        (output / "summary.json").write_text(json.dumps(summary, indent=2))
+        (output / "summary.md").write_text(e2e_markdown(summary))
+        console.print(e2e_table(summary))
+        return
     settings = settings_from(ctx)
     _, records = task_file(settings, data)
     chosen = select_tasks(records, tasks)
