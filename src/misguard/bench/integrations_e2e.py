@@ -442,7 +442,8 @@ def summarize_e2e(output: Path, runtimes: Sequence[str] = RUNTIMES, arms: Sequen
             if path.exists():
                 summaries[arm] = summarize(path)
         entry: dict[str, Any] = {
-            "arms": {arm: {"runs": s["runs"], **{label: s["metrics"][m] for label, m in MT_METRICS}}
+            "arms": {arm: {"runs": s["runs"], **{label: s["metrics"][m] for label, m in MT_METRICS},
+                           "actions": _actions(run_dir(output, runtime, arm))}
                      for arm, s in summaries.items()},
             "changes": {}, "localization": {},
         }
@@ -459,6 +460,21 @@ def summarize_e2e(output: Path, runtimes: Sequence[str] = RUNTIMES, arms: Sequen
             for label, m in MT_METRICS:
                 for key, value in s["per_task"][_field(m)].items():
                     out["per_task"].setdefault(key, {}).setdefault(f"{runtime}/{arm}", {})[label] = value
+    return out
+
+
+def _actions(directory: Path) -> dict[str, int]:
+    """What the interceptors did over the arm's runs (pass, rewrite, block), and the
+    messages that crossed edges."""
+    from ..runlog import read_runlog
+
+    _, events = read_runlog(directory / "runlog.jsonl")
+    out: dict[str, int] = {}
+    for event in events:
+        if event.type == "run":
+            out["messages"] = out.get("messages", 0) + sum(r["messages"] for r in event.data["rounds"])
+            for action, count in event.data["interceptions"].items():
+                out[action] = out.get(action, 0) + count
     return out
 
 
@@ -480,8 +496,7 @@ def _rows(summary: dict[str, Any]) -> list[list[str]]:
         base = arms.get("none") or {}
         for arm in [a for a in arms if a != "none"] or [None]:
             treated = arms.get(arm) or {} if arm else {}
-            paired = [(entry["changes"].get(arm) or {}).get(label, {}).get("n", 0) for label, _ in MT_METRICS]
-            row = [runtime, arm or "-", str(max([*paired, base.get("runs", 0) if not arm else 0]))]
+            row = [runtime, arm or "-", f"{base.get('runs', 0)} / {treated.get('runs', 0)}"]
             for label, _ in MT_METRICS:
                 change = (entry["changes"].get(arm) or {}).get(label) or {}
                 row += [_fmt(base.get(label, {}).get("mean")), _fmt(treated.get(label, {}).get("mean")),
@@ -489,12 +504,16 @@ def _rows(summary: dict[str, Any]) -> list[list[str]]:
                         f"{_fmt(change.get('diff_hi'), '+.2f')}]" if change.get("n") else "-"]
             row.append(", ".join(f"r{x['round']} {x['recall']:.2f}" for x in entry["localization"].get(arm) or [])
                        or "-")
+            acted = treated.get("actions") or {}
+            row.append(f"{acted.get('messages', 0)}: {acted.get('rewrite', 0)} rewritten, {acted.get('block', 0)} blocked"
+                       if arm else "-")
             rows.append(row)
     return rows
 
 
-_COLUMNS = ("runtime", "defense", "tasks", "MT claims, attack only", "MT claims, defended", "change [95% CI]",
-            "MT proxy, attack only", "MT proxy, defended", "change [95% CI]", "localization recall by round")
+_COLUMNS = ("runtime", "defense", "runs (attack only / defended)", "MT claims, attack only", "MT claims, defended", "change [95% CI]",
+            "MT proxy, attack only", "MT proxy, defended", "change [95% CI]", "localization recall by round",
+            "defended: messages, acted on")
 
 
 def e2e_table(summary: dict[str, Any]) -> Table:
