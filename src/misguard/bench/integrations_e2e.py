@@ -294,18 +294,26 @@ async def run_framework_one(
                                       claim_store=components.claim_store, params={config.defense: config.defense_params})
     protection = Protection(interceptors, framework=f"{runtime} {_version(runtime)}", log=log)
     sdk_usage = Usage()
-    if runtime == "langgraph":
-        await run_langgraph(system, metered, protection, config.rounds)
-    elif runtime == "openai-agents":
-        await run_agents(system, model_for or _sdk_models(app_llm), protection, config.rounds, sdk_usage)
-    else:
-        raise ConfigError(f"unknown framework runtime {runtime!r}; choose from {', '.join(RUNTIMES[1:])}")
-    for interceptor in protection.interceptors:
-        if isinstance(interceptor, ConclusionReviewer):
-            system.add_interceptor(interceptor)  # the concluder reads what the defense lets it, as natively
-    system.round = config.rounds
-    answer = await system.conclude()
-    protection.finish()
+    sdk_client = None
+    try:
+        if runtime == "langgraph":
+            await run_langgraph(system, metered, protection, config.rounds)
+        elif runtime == "openai-agents":
+            if model_for is None:
+                sdk_client, model_for = _sdk_models(app_llm)
+            await run_agents(system, model_for, protection, config.rounds, sdk_usage)
+        else:
+            raise ConfigError(f"unknown framework runtime {runtime!r}; choose from {', '.join(RUNTIMES[1:])}")
+        for interceptor in protection.interceptors:
+            if isinstance(interceptor, ConclusionReviewer):
+                system.add_interceptor(interceptor)  # the concluder reads what the defense lets it, as natively
+        system.round = config.rounds
+        answer = await system.conclude()
+    finally:
+        protection.finish()
+        await app_llm.aclose()
+        if sdk_client is not None:
+            await sdk_client.close()
     mas_wall = time.perf_counter() - started
     log.meta.update({"task_id": task.id, "seed": seed, "config": config.identity(), "runtime": runtime})
     log.dump(events_path)
@@ -316,14 +324,15 @@ async def run_framework_one(
                            started=started, events_name=events_path.name)
 
 
-def _sdk_models(app_llm: LLM) -> Callable[[str], Any]:
-    """The SDK's chat-completions model at the apps' endpoint, one client for all agents."""
+def _sdk_models(app_llm: LLM) -> tuple[Any, Callable[[str], Any]]:
+    """The SDK's chat-completions model at the apps' endpoint: the client (one for all
+    agents, closed by the caller) and agent -> model."""
     from agents import OpenAIChatCompletionsModel
     from openai import AsyncOpenAI
 
     base_url = app_llm.settings.base_url
     client = AsyncOpenAI(base_url=base_url, api_key="not-needed", max_retries=0, timeout=app_llm.settings.timeout_s)
-    return lambda _agent: OpenAIChatCompletionsModel(model=app_llm.model, openai_client=client)
+    return client, lambda _agent: OpenAIChatCompletionsModel(model=app_llm.model, openai_client=client)
 
 
 def _version(runtime: str) -> str:
