@@ -122,3 +122,21 @@ def test_a_rewrite_by_the_adapter_is_what_the_receiver_reads(tmp_path, monkeypat
         assert any("REWRITTEN agent_" in m["original"] for m in second), runtime
     assert set(summary["runtimes"]["langgraph"]["changes"]) == {"test-rewrite"}
     assert "test-rewrite" in e2e_markdown(summary)
+
+
+def test_two_agents_writing_the_same_text_are_both_screened(tmp_path):
+    """The Agents SDK adapter names a message's sender by its item id, not only its text:
+    when every agent writes the same words, every message is still screened and logged."""
+    import json as _json
+
+    def same_words(agent, neighbours, prompt):
+        return _json.dumps({"type": "send_message", "tool_name": None, "reply_prompt": "Same words.",
+                            "sending_target": neighbours[0]})
+
+    llm = get_llm("mock", LLMSettings(retries=0), respond=scripted(worker=same_words, concluder="FINAL ANSWER"))
+    comps = Components(mas_llm=llm, judge_llm=llm, embedder=get_embedder("hashing/256"))
+    run_integration_e2e(Settings(), TASKS, tmp_path, model="mock", task_ids=[0], arms=("none",), rounds=2,
+                        components=comps, app_llm=llm, model_for=sdk_model_over(llm))
+    counts = {rt: len(read_events(tmp_path / rt / "none" / "events" / "task0-seed0.jsonl").messages(delivered_only=False))
+              for rt in RUNTIMES}
+    assert counts["native"] > 0 and counts["openai-agents"] == counts["langgraph"] == counts["native"]

@@ -122,6 +122,7 @@ class _Adapter:
         self.protection = protection
         self.round_key = round_key
         self.authors: dict[str, str] = {}  # assistant text -> agent
+        self.item_authors: dict[str, str] = {}  # output item id -> agent (when the model gives real ids)
         self.calls: dict[str, tuple[str, str]] = {}  # call id -> (caller, agent used as tool)
         self.requests: dict[tuple[str, str], str] = {}  # (agent used as tool, request text) -> caller
         self.tool_agents: dict[str, str] = {}  # tool name -> agent name
@@ -152,13 +153,13 @@ class _Adapter:
             text = item_text(data)
             if text is not None and data.get("role") == "assistant":
                 self.authors[text] = agent
+                if _real_id(data.get("id")):
+                    self.item_authors[data["id"]] = agent
 
     def incoming(self, agent: str, items: Sequence[Any]) -> list[tuple[int, str, str, Hashable]]:
         """(index, sender, text, key) of the input items another agent wrote; the key is the
         item's id where it has one (a message sent twice with the same text is two
         messages), else its sender and text."""
-        from agents.models.fake_id import FAKE_RESPONSES_ID
-
         out = []
         for i, item in enumerate(items):
             data = item if isinstance(item, Mapping) else (item.model_dump(exclude_none=True) if hasattr(item, "model_dump") else {})
@@ -170,7 +171,8 @@ class _Adapter:
                 call = self.calls.get(data.get("call_id", ""))
                 sender = call[1] if call is not None and call[0] == agent else None
             elif data.get("role") == "assistant":
-                sender = self.authors.get(text)
+                # by id first: two agents may write the same text
+                sender = self.item_authors.get(data.get("id") or "") or self.authors.get(text)
             elif data.get("role") == "user":
                 sender = self.requests.get((agent, text))
             if sender is None and _nested_history(text):
@@ -178,8 +180,7 @@ class _Adapter:
                 sender = self.previous
             if sender is not None and sender != agent:
                 item_id = data.get("id")
-                # chat-completions models give every item one placeholder id: not an identity
-                key = ("id", sender, item_id) if item_id and item_id != FAKE_RESPONSES_ID else ("item", sender, text)
+                key = ("id", sender, item_id) if _real_id(item_id) else ("item", sender, text)
                 out.append((i, sender, text, key))
         return out
 
@@ -197,6 +198,14 @@ class _Adapter:
                 del items[i]  # a real drop: the receiver never reads it
             else:
                 items[i] = _with_text(item, delivery.text)
+
+
+def _real_id(item_id: Any) -> bool:
+    """An item id that names one item (chat-completions models give every item the same
+    placeholder id)."""
+    from agents.models.fake_id import FAKE_RESPONSES_ID
+
+    return isinstance(item_id, str) and bool(item_id) and item_id != FAKE_RESPONSES_ID
 
 
 def _nested_history(text: str) -> bool:
