@@ -92,6 +92,9 @@ def test_frameworks_carry_the_native_messages_and_write_readable_logs(tmp_path):
         s = summarize(tmp_path / runtime / "none" / "runlog.jsonl")
         assert s["runs"] == 2 and s["metrics"]["MT (LLM judge, 0-10)"]["n"] == 2
     assert set(summary["runtimes"]) == set(RUNTIMES)
+    for runtime in ("langgraph", "openai-agents"):
+        same = summary["runtimes"][runtime]["same_as_native"]["none"]
+        assert same["tasks"] == 2 and same["messages"] > 0 and same["same"] == same["common"] == same["messages"]
     assert json.loads((tmp_path / "summary.json").read_text())["per_task"]["0:0"]["langgraph/none"]
     # resumable: a second call runs nothing
     calls = len(llm.calls)

@@ -464,11 +464,37 @@ def summarize_e2e(output: Path, runtimes: Sequence[str] = RUNTIMES, arms: Sequen
                 entry["changes"][arm] = {
                     label: paired_reduction_ci(summaries["none"]["per_task"][_field(m)], s["per_task"][_field(m)])
                     for label, m in MT_METRICS}
+        if runtime != "native":
+            entry["same_as_native"] = {arm: _same_decisions(output, runtime, arm) for arm in summaries}
         out["runtimes"][runtime] = entry
         for arm, s in summaries.items():
             for label, m in MT_METRICS:
                 for key, value in s["per_task"][_field(m)].items():
                     out["per_task"].setdefault(key, {}).setdefault(f"{runtime}/{arm}", {})[label] = value
+    return out
+
+
+def _same_decisions(output: Path, runtime: str, arm: str) -> dict[str, int]:
+    """Per-message agreement with the native run of the same task and arm: of the messages
+    both runs sent (same round, sender, receiver and text: where decoding gave the same
+    words), how many got the same decision (action and delivered text)."""
+    from ..mas import read_events
+
+    def keyed(path: Path) -> dict[tuple[Any, ...], tuple[Any, ...]]:
+        return {(m["round"], m["sender"], m["receiver"], m["original"]): (m["action"], m["text"])
+                for m in read_events(path).messages(delivered_only=False)}
+
+    out = {"tasks": 0, "messages": 0, "common": 0, "same": 0}
+    for path in sorted((run_dir(output, runtime, arm) / "events").glob("*.jsonl")):
+        native = run_dir(output, "native", arm) / "events" / path.name
+        if not native.exists():
+            continue
+        ours, theirs = keyed(path), keyed(native)
+        common = set(ours) & set(theirs)
+        out["tasks"] += 1
+        out["messages"] += len(ours)
+        out["common"] += len(common)
+        out["same"] += sum(ours[k] == theirs[k] for k in common)
     return out
 
 
@@ -514,15 +540,17 @@ def _rows(summary: dict[str, Any]) -> list[list[str]]:
             row.append(", ".join(f"r{x['round']} {x['recall']:.2f}" for x in entry["localization"].get(arm) or [])
                        or "-")
             acted = treated.get("actions") or {}
-            row.append(f"{acted.get('messages', 0)}: {acted.get('rewrite', 0)} rewritten, {acted.get('block', 0)} blocked"
-                       if arm else "-")
+            row.append(f"{acted.get('messages', 0)}; {acted.get('rewrite', 0)}, {acted.get('block', 0)}" if arm else "-")
+            same = (entry.get("same_as_native") or {}).get(arm) if arm else None
+            row.append(f"{same['same']} of {same['common']} (of {same['messages']})" if same else "-")
             rows.append(row)
     return rows
 
 
 _COLUMNS = ("runtime", "defense", "runs (attack only / defended)", "MT claims, attack only", "MT claims, defended", "change [95% CI]",
             "MT proxy, attack only", "MT proxy, defended", "change [95% CI]", "localization recall by round",
-            "defended: messages, acted on")
+            "defended: messages delivered; rewrites, blocks (concluder review included)",
+            "defended: same decision as native, of the messages with the same words (of all)")
 
 
 def e2e_table(summary: dict[str, Any]) -> Table:
