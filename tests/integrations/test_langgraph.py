@@ -285,3 +285,32 @@ def test_bad_input_is_a_clear_error(monkeypatch, probe):
     monkeypatch.setattr(md, "version", missing)
     with pytest.raises(MissingExtraError, match=r"misguard\[langgraph\]"):
         lg.protect(_pipeline({}).compile(), interceptors=[probe])
+
+
+@pytest.mark.parametrize("mode", ["invoke", "ainvoke"])
+def test_nodes_of_one_superstep_share_a_round(probe, mode):
+    """Two nodes that run side by side in one superstep read the writer's message in the
+    same round (each node's own task namespace must not start a round of its own)."""
+    import asyncio
+
+    def writer(state: State):
+        return {"messages": [AIMessage("Findings.")]}
+
+    def reader(state: State):
+        return {}
+
+    builder = StateGraph(State)
+    builder.add_node("writer", writer)
+    for name in ("left", "right"):
+        builder.add_node(name, reader)
+        builder.add_edge("writer", name)
+    builder.add_edge(START, "writer")
+    app = builder.compile()
+    guard = lg.protect(app, interceptors=[probe])
+    if mode == "invoke":
+        app.invoke({"messages": [HumanMessage("go")], "note": ""})
+    else:
+        asyncio.run(app.ainvoke({"messages": [HumanMessage("go")], "note": ""}))
+    log = guard.finish()
+    assert sorted((s, r, n) for s, r, n, _ in probe.seen) == [("writer", "left", 1), ("writer", "right", 1)]
+    assert probe.rounds == [1] and log.rounds() == [1]

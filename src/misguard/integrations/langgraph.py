@@ -54,8 +54,10 @@ def _step_of(config: Mapping[str, Any] | None) -> Hashable:
     config = config or {}
     meta = config.get("metadata") or {}
     conf = config.get("configurable") or {}
-    ns = str(meta.get("langgraph_checkpoint_ns") or conf.get("checkpoint_ns") or "").split("|")[0].split(":")[0]
-    return (conf.get("thread_id"), ns, meta.get("langgraph_step"))
+    # a node's namespace ends with its own task ("node:<task id>"); the rest names the graph
+    # (or subgraph) whose superstep it is, which the nodes of one superstep share
+    ns = str(meta.get("langgraph_checkpoint_ns") or conf.get("checkpoint_ns") or "").split("|")[:-1]
+    return (conf.get("thread_id"), "|".join(part.split(":")[0] for part in ns), meta.get("langgraph_step"))
 
 
 def _text_of(content: Any) -> str | None:

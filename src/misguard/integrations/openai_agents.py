@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from importlib import metadata
 from typing import Any
 
@@ -118,9 +118,11 @@ def walk_agents(agent: Any) -> tuple[list[Any], list[tuple[str, str, str]]]:
 class _Adapter:
     """Authorship and translation between the SDK's items and edge messages."""
 
-    def __init__(self, protection: Protection) -> None:
+    def __init__(self, protection: Protection, round_key: Callable[[str], Hashable] | None = None) -> None:
         self.protection = protection
+        self.round_key = round_key
         self.authors: dict[str, str] = {}  # assistant text -> agent
+        self.item_authors: dict[str, str] = {}  # output item id -> agent (when the model gives real ids)
         self.calls: dict[str, tuple[str, str]] = {}  # call id -> (caller, agent used as tool)
         self.requests: dict[tuple[str, str], str] = {}  # (agent used as tool, request text) -> caller
         self.tool_agents: dict[str, str] = {}  # tool name -> agent name
@@ -134,6 +136,8 @@ class _Adapter:
             self.previous, self.current = self.current, agent
 
     def step(self, agent: str) -> Hashable:
+        if self.round_key is not None:
+            return self.round_key(agent)
         return ("turn", agent, self.turns.get(agent, 0))
 
     def ended(self, agent: str, response: Any) -> None:
@@ -149,9 +153,13 @@ class _Adapter:
             text = item_text(data)
             if text is not None and data.get("role") == "assistant":
                 self.authors[text] = agent
+                if _real_id(data.get("id")):
+                    self.item_authors[data["id"]] = agent
 
-    def incoming(self, agent: str, items: Sequence[Any]) -> list[tuple[int, str, str]]:
-        """(index, sender, text) of the input items another agent wrote."""
+    def incoming(self, agent: str, items: Sequence[Any]) -> list[tuple[int, str, str, Hashable]]:
+        """(index, sender, text, key) of the input items another agent wrote; the key is the
+        item's id where it has one (a message sent twice with the same text is two
+        messages), else its sender and text."""
         out = []
         for i, item in enumerate(items):
             data = item if isinstance(item, Mapping) else (item.model_dump(exclude_none=True) if hasattr(item, "model_dump") else {})
@@ -163,22 +171,25 @@ class _Adapter:
                 call = self.calls.get(data.get("call_id", ""))
                 sender = call[1] if call is not None and call[0] == agent else None
             elif data.get("role") == "assistant":
-                sender = self.authors.get(text)
+                # by id first: two agents may write the same text
+                sender = self.item_authors.get(data.get("id") or "") or self.authors.get(text)
             elif data.get("role") == "user":
                 sender = self.requests.get((agent, text))
             if sender is None and _nested_history(text):
                 # `nest_handoff_history`: the previous agent's turn arrives as one summary message
                 sender = self.previous
             if sender is not None and sender != agent:
-                out.append((i, sender, text))
+                item_id = data.get("id")
+                key = ("id", sender, item_id) if _real_id(item_id) else ("item", sender, text)
+                out.append((i, sender, text, key))
         return out
 
     async def screen_input(self, agent: str, items: list[Any]) -> None:
         """Screen `items` (the list the model reads next) in place."""
         incoming = self.incoming(agent, items)
         deliveries = await self.protection.screen_many(
-            [Message(sender, agent, text, ("item", sender, text)) for _, sender, text in incoming], step=self.step(agent))
-        decisions: list[tuple[int, Delivery]] = [(i, d) for (i, _, _), d in zip(incoming, deliveries)]
+            [Message(sender, agent, text, key) for _, sender, text, key in incoming], step=self.step(agent))
+        decisions: list[tuple[int, Delivery]] = [(i, d) for (i, _, _, _), d in zip(incoming, deliveries)]
         for i, delivery in sorted(decisions, key=lambda d: d[0], reverse=True):
             if not delivery.changed:
                 continue
@@ -187,6 +198,14 @@ class _Adapter:
                 del items[i]  # a real drop: the receiver never reads it
             else:
                 items[i] = _with_text(item, delivery.text)
+
+
+def _real_id(item_id: Any) -> bool:
+    """An item id that names one item (chat-completions models give every item the same
+    placeholder id)."""
+    from agents.models.fake_id import FAKE_RESPONSES_ID
+
+    return isinstance(item_id, str) and bool(item_id) and item_id != FAKE_RESPONSES_ID
 
 
 def _nested_history(text: str) -> bool:
@@ -262,10 +281,18 @@ def protect(
     log_path: Any = None,
     block_text: str = BLOCK_TEXT,
     protection: Protection | None = None,
+    round_key: Callable[[str], Hashable] | None = None,
 ) -> Protection:
     """Attach a defense to an Agents SDK app: `agent` and every agent it reaches get hooks
     that screen what other agents wrote before each model call. Returns the protection.
-    Arguments as in `misguard.integrations.langgraph.protect`."""
+    Arguments as in `misguard.integrations.langgraph.protect`, and:
+
+    Args:
+        round_key: agent name -> the app's step it is running in; a new key starts the
+            next round. Default: every agent turn is a round (an app whose agents run
+            side by side in rounds, e.g. one `Runner.run` per agent per round, returns
+            its round number so that all of a round's turns are one round).
+    """
     version = _require()
     agents_found, edges = walk_agents(agent)
     if protection is None:
@@ -273,7 +300,7 @@ def protect(
                                    rectifier=rectifier, embedder=embedder, claim_store=claim_store, params=params)
         protection = Protection(built, framework=f"openai-agents {version}", log_path=log_path, block_text=block_text)
     protection.declare([a.name for a in agents_found], [(a, b) for a, b, _ in edges])
-    adapter = getattr(protection, "_agents_sdk", None) or _Adapter(protection)
+    adapter = getattr(protection, "_agents_sdk", None) or _Adapter(protection, round_key)
     protection._agents_sdk = adapter  # type: ignore[attr-defined]
     for found in agents_found:
         if type(found.hooks).__name__ == "GuardedHooks":

@@ -133,6 +133,10 @@ class LLM(ABC):
 
     # -- public API ----------------------------------------------------------------------
 
+    async def aclose(self) -> None:
+        """Release what the backend holds on the running event loop (an HTTP client's
+        connections); call it before the loop ends. Nothing to release by default."""
+
     @property
     def spec(self) -> str:
         return f"{self.backend}/{self.model}" if self.model else self.backend

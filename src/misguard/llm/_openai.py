@@ -43,6 +43,9 @@ class OpenAICompatibleLLM(LLM):
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "base_url": str(self._client.base_url)}
 
+    async def aclose(self) -> None:
+        await self._client.close()
+
     async def _call_model(self, messages: list[ChatMessage], options: GenerateOptions) -> RawCompletion:
         openai = self._openai
         kwargs = {"model": self.model, **chat_request(messages, options)}

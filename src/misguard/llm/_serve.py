@@ -66,7 +66,8 @@ def create_model_app(llm: Any, *, model_id: str) -> Any:
             return error(400, "the body is not JSON")
         if not isinstance(body, dict) or not isinstance(body.get("messages"), list) or not body["messages"]:
             return error(400, "'messages' must be a non-empty list of chat messages")
-        body = {**body, "model": model_id}
+        # llm.prompt_cache decides, as for in-process calls, unless the client says otherwise
+        body = {"cache_prompt": llm.settings.prompt_cache, **body, "model": model_id}
         if body.get("stream"):
             return StreamingResponse(_stream(server, body), media_type="text/event-stream")
         result = await asyncio.to_thread(server.handle_chat_completions, body)

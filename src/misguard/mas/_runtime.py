@@ -269,6 +269,32 @@ class MultiAgentSystem:
             self.log.add("fallback", round=r, kind="no_neighbour", agent=agent.id)
             return None
         inbound = agent.inbox.popleft() if agent.inbox else None
+        suggested, system, inbound_text, retrieved = self._open_turn(agent, r, inbound, neighbours)
+        tool_results: list[str] = []
+        step = 0
+        while True:
+            may_use_tool = step < self.config.max_tool_calls and bool(self._tools)
+            turn = self._turn_text(agent, neighbours, retrieved, inbound_text + "".join(f"\n{t}" for t in tool_results),
+                                   may_use_tool)
+            try:
+                action = await self._json_call(
+                    agent.id, "worker", [system, ChatMessage.user(turn)], WorkerAction,
+                    self.config.worker_max_tokens, round=r,
+                )
+            except LLMOutputError as exc:
+                return self._reply(agent, r, None, exc.text, suggested, neighbours, tool_results)
+            if action.type == "use_tool" and may_use_tool:
+                result = await self._use_tool(agent, r, action.tool_name, action.reply_prompt)
+                tool_results.append(f"Result of tool {action.tool_name}: {result}")
+                step += 1
+                continue
+            return self._reply(agent, r, action, "", suggested, neighbours, tool_results)
+
+    def _open_turn(
+        self, agent: Agent, r: int, inbound: EdgeMessage | None, neighbours: list[str]
+    ) -> tuple[str, ChatMessage, str, str]:
+        """The start of a turn: the suggested receiver, the system message, the inbound
+        block and the retrieved block (the inbound message goes to the agent's memory)."""
         suggested = inbound.sender if inbound and inbound.sender in neighbours else agent.rng.choice(neighbours)
         if inbound is not None:
             agent.memory.add(f"[round {r}] from {inbound.sender}: {_cut(inbound.text, 400)}")
@@ -289,44 +315,63 @@ class MultiAgentSystem:
                 neighbours=", ".join(neighbours), tools=self._tool_list(), actions=self._actions(neighbours),
             )
         )
-        tool_results: list[str] = []
-        step = 0
-        while True:
-            may_use_tool = step < self.config.max_tool_calls and bool(self._tools)
-            instruction = self.prompts.render(
-                "instruction_free" if may_use_tool else "instruction_send", neighbours=", ".join(neighbours)
-            )
-            turn = self.prompts.render(
-                "worker_turn",
-                injection=(agent.injection + "\n\n") if agent.injection else "",
-                retrieved=retrieved,
-                memory=self._memory_block(agent),
-                inbound=inbound_text + "".join(f"\n{t}" for t in tool_results),
-                instruction=instruction,
-            )
-            try:
-                action = await self._json_call(
-                    agent.id, "worker", [system, ChatMessage.user(turn)], WorkerAction,
-                    self.config.worker_max_tokens, round=r,
-                )
-            except LLMOutputError as exc:
-                raw = exc.text.strip()
-                text, target, via = salvage_text(raw, "reply_prompt"), suggested, "parse_fallback"
-                self.log.add("fallback", round=r, kind="parse_fallback", agent=agent.id, raw=_cut(raw, 500))
-            else:
-                if action.type == "use_tool" and may_use_tool:
-                    result = await self._use_tool(agent, r, action.tool_name, action.reply_prompt)
-                    tool_results.append(f"Result of tool {action.tool_name}: {result}")
-                    step += 1
-                    continue
-                if action.type == "use_tool":
-                    self.log.add("fallback", round=r, kind="tool_limit", agent=agent.id, tool=action.tool_name)
-                text = action.reply_prompt.strip() or (tool_results[-1] if tool_results else "")
-                if not text:
-                    self.log.add("fallback", round=r, kind="empty_message", agent=agent.id)
-                    text = "(no content)"
-                target, via = action.sending_target, action.type
-            return self._send(agent, r, text, target, neighbours, via=via)
+        return suggested, system, inbound_text, retrieved
+
+    def _turn_text(self, agent: Agent, neighbours: list[str], retrieved: str, inbound: str, may_use_tool: bool) -> str:
+        instruction = self.prompts.render(
+            "instruction_free" if may_use_tool else "instruction_send", neighbours=", ".join(neighbours)
+        )
+        return self.prompts.render(
+            "worker_turn",
+            injection=(agent.injection + "\n\n") if agent.injection else "",
+            retrieved=retrieved,
+            memory=self._memory_block(agent),
+            inbound=inbound,
+            instruction=instruction,
+        )
+
+    def _reply(
+        self, agent: Agent, r: int, action: WorkerAction | None, raw: str, suggested: str, neighbours: list[str],
+        tool_results: list[str],
+    ) -> EdgeMessage:
+        """The message a worker sends for its final answer (`action`; None: `raw` did not
+        parse, so its text goes to the suggested neighbour)."""
+        if action is None:
+            raw = raw.strip()
+            self.log.add("fallback", round=r, kind="parse_fallback", agent=agent.id, raw=_cut(raw, 500))
+            return self._send(agent, r, salvage_text(raw, "reply_prompt"), suggested, neighbours, via="parse_fallback")
+        if action.type == "use_tool":
+            self.log.add("fallback", round=r, kind="tool_limit", agent=agent.id, tool=action.tool_name)
+        text = action.reply_prompt.strip() or (tool_results[-1] if tool_results else "")
+        if not text:
+            self.log.add("fallback", round=r, kind="empty_message", agent=agent.id)
+            text = "(no content)"
+        return self._send(agent, r, text, action.sending_target, neighbours, via=action.type)
+
+    # -- a turn run by another framework ---------------------------------------------------
+
+    def turn_prompt(self, agent_id: str, r: int, inbound: EdgeMessage | None) -> tuple[list[ChatMessage], str] | None:
+        """The prompt of a worker's tool-free turn exactly as the native turn builds it (for
+        an app that runs the same agents on another framework), and the suggested receiver;
+        None when the agent has no neighbour. `inbound`: the message it reads this turn."""
+        agent = self.agents[agent_id]
+        neighbours = self.neighbours(agent_id)
+        if not neighbours:
+            self.log.add("fallback", round=r, kind="no_neighbour", agent=agent_id)
+            return None
+        suggested, system, inbound_text, retrieved = self._open_turn(agent, r, inbound, neighbours)
+        return [system, ChatMessage.user(self._turn_text(agent, neighbours, retrieved, inbound_text, False))], suggested
+
+    def turn_reply(self, agent_id: str, r: int, raw: str, suggested: str) -> EdgeMessage:
+        """The message a worker sends for its answer `raw` to `turn_prompt`, parsed and
+        repaired as the native turn does (a parse failure, an unknown receiver, a long text)."""
+        from ..llm import extract_json
+
+        try:
+            action: WorkerAction | None = WorkerAction.model_validate(extract_json(raw))
+        except (LLMOutputError, ValueError):
+            action = None
+        return self._reply(self.agents[agent_id], r, action, raw, suggested, self.neighbours(agent_id), [])
 
     def _memory_block(self, agent: Agent) -> str:
         """The worker's memory for its prompt; nothing at all while it is empty (an empty

@@ -24,6 +24,7 @@ from ._sweep import (
     run_key,
     llm_verdicts,
     run_one,
+    score_run,
     run_sweep,
 )
 
@@ -50,6 +51,7 @@ __all__ = [
     "run_key",
     "run_one",
     "run_sweep",
+    "score_run",
     "summarize",
     "write_comparison",
     "write_reports",

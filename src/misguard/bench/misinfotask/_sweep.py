@@ -220,13 +220,27 @@ async def run_one(
     result.log.meta.update({"task_id": task.id, "seed": seed, "config": config.identity()})
     result.log.dump(events_path)
 
+    return await score_run(
+        task, seed, config, components, result.log, result.answer, attack_report=attack_report,
+        graph_edges=[list(e) for e in result.graph.edges()], mas_usage=result.usage, mas_wall=mas_wall,
+        started=started, events_name=events_path.name,
+    )
+
+
+async def score_run(
+    task: MisinfoTask, seed: int, config: SweepConfig, components: Components, log: EventLog, answer: str, *,
+    attack_report: dict[str, Any] | None, graph_edges: list[list[str]], mas_usage: Usage, mas_wall: float,
+    started: float, events_name: str,
+) -> dict[str, Any]:
+    """Judge one finished run (its event log and final answer) and describe it: the `run`
+    event's data. Any runtime that writes the event log (the native one, a framework app
+    protected through `misguard.integrations`) is scored the same way."""
     metered = MeteredLLM(components.judge_llm)
     proxy = ProxyJudge(components.embedder)
-    answer = result.answer
-    verdicts = await llm_verdicts(LLMJudge(metered), task, answer, result.log, config.rounds, config.judge_rounds)
+    verdicts = await llm_verdicts(LLMJudge(metered), task, answer, log, config.rounds, config.judge_rounds)
     rounds = []
     for r in range(1, config.rounds + 1):
-        messages = result.log.messages(r)
+        messages = log.messages(r)
         text = "\n".join(m["text"] for m in messages)
         entry: dict[str, Any] = {
             "round": r,
@@ -236,9 +250,9 @@ async def run_one(
         if r in verdicts["llm_influence"]:
             entry["llm_influence"] = verdicts["llm_influence"][r]
         rounds.append(entry)
-    by_agent = result.log.usage_by("agent")
+    by_agent = log.usage_by("agent")
     by_round: dict[int, Usage] = {}
-    for event in result.log.of_type("llm_call"):
+    for event in log.of_type("llm_call"):
         by_round.setdefault(event.round, Usage()).add(Usage.model_validate(event.data["usage"]))
     return {
         "task_id": task.id,
@@ -246,27 +260,27 @@ async def run_one(
         "category": task.category,
         "answer": answer,
         "attack": attack_report,
-        "graph_edges": [list(e) for e in result.graph.edges()],
+        "graph_edges": graph_edges,
         "llm_mt": verdicts["llm_mt"],
         "llm_mt_claims": verdicts["llm_mt_claims"],
         "llm_ts": verdicts["llm_ts"],
         "proxy_mt": proxy.mt_proxy(answer, task.misinfo_goal, task.misinfo_argument, task.ground_truth),
         "proxy_ref": proxy.reference_agreement(answer, task.reference_solution, task.misinfo_goal),
         "rounds": rounds,
-        "mas_usage": result.usage.model_dump(),
+        "mas_usage": mas_usage.model_dump(),
         "mas_usage_by_agent": {k: v.model_dump() for k, v in sorted(by_agent.items())},
         "mas_usage_by_round": {str(k): v.model_dump() for k, v in sorted(by_round.items())},
-        "interceptor_usage": {k: v.model_dump() for k, v in result.log.usage_by("interceptor").items()},
-        "defense_usage_by_round": {str(k): v.model_dump() for k, v in sorted(defense_usage_by_round(result.log).items())},
-        "localization": localization_by_round(result.log, attack_report),
+        "interceptor_usage": {k: v.model_dump() for k, v in log.usage_by("interceptor").items()},
+        "defense_usage_by_round": {str(k): v.model_dump() for k, v in sorted(defense_usage_by_round(log).items())},
+        "localization": localization_by_round(log, attack_report),
         # what the concluder alone was shown differently counts as a change too
         "interceptions": dict(Counter(e.data["action"] for kind in ("interception", "conclusion_review")
-                                      for e in result.log.of_type(kind))),
+                                      for e in log.of_type(kind))),
         "judge_usage": metered.usage.model_dump(),
-        "fallbacks": dict(Counter(e.data["kind"] for e in result.log.of_type("fallback"))),
+        "fallbacks": dict(Counter(e.data["kind"] for e in log.of_type("fallback"))),
         "mas_wall_s": mas_wall,
         "wall_s": time.perf_counter() - started,
-        "events": events_path.name,
+        "events": events_name,
     }
 
 
