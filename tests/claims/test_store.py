@@ -131,6 +131,23 @@ def test_lexical_index_follows_ingests_and_finds_rare_words(tmp_path, embedder):
     store.close()
 
 
+def test_a_lexical_query_drops_words_whose_claims_exceed_the_postings_budget(tmp_path, embedder, monkeypatch):
+    from misguard.claims import _store
+
+    store = ClaimStore.open(tmp_path / "budget", embedder, create=True)
+    store.add([claim("RARE", "The Quorvath bridge collapsed")]
+              + [claim(f"C{i}", f"Common words everywhere number {i}") for i in range(8)])
+    query = "did the quorvath bridge hold common words?"
+    every = {store.get_slots([s])[s].id for s, _ in store.lexical_search(query, 20)}
+    assert "RARE" in every and "C0" in every  # within the budget: the common words retrieve too
+    monkeypatch.setattr(_store, "LEXICAL_POSTINGS", 3)
+    budgeted = [store.get_slots([s])[s].id for s, _ in store.lexical_search(query, 20)]
+    assert budgeted == ["RARE"]  # the rarest words only: 'common'/'words' hold 8 claims each
+    monkeypatch.setattr(_store, "LEXICAL_POSTINGS", 0)
+    assert store.lexical_search("common words", 20)  # the rarest word is always kept
+    store.close()
+
+
 def test_lexical_index_is_atomic_with_the_records(store, monkeypatch):
     # A failure inside the write transaction (after the records and the lexical index are
     # written, before the generation switches) rolls both back.
