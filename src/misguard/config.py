@@ -267,6 +267,8 @@ class Settings(BaseSettings):
     """Where `misguard data fetch` and `add` keep datasets (default ~/.cache/misguard/data)."""
     google_api_key: SecretStr | None = None
     """Key for Google's Fact Check Tools API (`misguard claims pull --google-factcheck`)."""
+    qdrant_api_key: SecretStr | None = None
+    """API key of a Qdrant server holding a claim store (`--db qdrant+http://...`)."""
     defense: DefenseSettings = Field(default_factory=DefenseSettings)
     api_keys: Annotated[list[SecretStr], NoDecode] = Field(default_factory=list)
     """Keys `misguard serve` accepts for checks, comma-separated in `MISGUARD_API_KEYS`."""

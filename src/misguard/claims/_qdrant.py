@@ -170,7 +170,8 @@ class QdrantClaimStore:
     def open(cls, spec: str, embedder: Embedder, *, create: bool = False, index: str = "auto") -> QdrantClaimStore:
         """Open the store `spec` names (`qdrant:DIR`, `qdrant+http(s)://HOST:PORT/COLLECTION`);
         `create=True` makes an empty one when absent. A store made with another embedder
-        is refused. The server's API key, if any, is read from `MISGUARD_QDRANT_API_KEY`."""
+        is refused. The server's API key, if any, is the `qdrant_api_key` setting
+        (`MISGUARD_QDRANT_API_KEY`)."""
         if index not in INDEX_MODES:
             raise ConfigError(f"index={index!r}: use one of {', '.join(INDEX_MODES)}")
         location = QdrantLocation.parse(spec)
@@ -183,8 +184,7 @@ class QdrantClaimStore:
             else:
                 # The version check runs on a thread and only warns; an old server shows instead
                 # as a collection without metadata (below), with an error that says so.
-                client = qdrant_client.QdrantClient(url=location.url, api_key=os.environ.get(API_KEY_ENV) or None,
-                                                    check_compatibility=False)
+                client = qdrant_client.QdrantClient(url=location.url, api_key=_api_key(), check_compatibility=False)
         except RuntimeError as exc:  # embedded mode: another process holds the directory
             raise StoreError(f"Cannot open {spec}: {str(exc).rstrip('.')}. An embedded store serves one process; share one "
                              "between processes through a Qdrant server (qdrant+http://HOST:6333/COLLECTION)") from None
@@ -658,6 +658,16 @@ def _sparse(models: Any, text: str, average_length: float) -> Any:
                          help="a Qdrant collection: qdrant:DIR (embedded) or qdrant+http://HOST:6333/COLLECTION")
 def _qdrant(spec: str, embedder: Embedder, *, create: bool = False, index: str = "auto") -> QdrantClaimStore:
     return QdrantClaimStore.open(spec, embedder, create=create, index=index)
+
+
+def _api_key() -> str | None:
+    """The server's API key: the environment first (no settings file needed), then the settings."""
+    if os.environ.get(API_KEY_ENV):
+        return os.environ[API_KEY_ENV]
+    from ..config import load_settings
+
+    key = load_settings().qdrant_api_key
+    return key.get_secret_value() if key else None
 
 
 __all__ = ["API_KEY_ENV", "PREFIXES", "QdrantClaimStore", "QdrantLocation", "point_id"]
