@@ -269,20 +269,9 @@ class QdrantClaimStore:
         """Run `read` again when a writer changed the store while it ran (as
         `ClaimStore.consistent`). Qdrant has no read lock: after `attempts` races the last
         run's result is returned as it is."""
-        for _ in range(attempts):
-            if self.refresh() and on_reload is not None:
-                on_reload()
-            try:
-                result = read()
-            except Exception:
-                if self.stored_generation() != self.generation:
-                    continue
-                raise
-            if self.stored_generation() == self.generation:
-                return result
-        if self.refresh() and on_reload is not None:
-            on_reload()
-        return read()
+        from ._store import read_consistently
+
+        return read_consistently(self, read, on_reload=on_reload, attempts=attempts, last_run=nullcontext())
 
     def reading(self) -> AbstractContextManager[None]:
         return nullcontext()

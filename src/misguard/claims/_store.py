@@ -336,23 +336,7 @@ class ClaimStore(StoreWrites):
         (every write moves the generation on), whether the run returned or failed. After
         `attempts` such races the last run holds a read lock instead, so writers wait for
         that one run. `on_reload` is called after each reload (e.g. to drop caches)."""
-        for _ in range(attempts):
-            if self.refresh() and on_reload is not None:
-                on_reload()
-            try:
-                result = read()
-            except Exception:
-                # Rows read under an index a writer has since replaced may be missing (a
-                # removal moved the slots): then the error is the race's, not the read's.
-                if self.stored_generation() != self.generation:
-                    continue
-                raise
-            if self.stored_generation() == self.generation:
-                return result
-        with _snapshot(self._conn):
-            if self.refresh() and on_reload is not None:
-                on_reload()
-            return read()
+        return read_consistently(self, read, on_reload=on_reload, attempts=attempts, last_run=_snapshot(self._conn))
 
     def verify(self, *, repair: bool = False, sample: int = 16) -> VerifyReport:
         """Check the store on disk (`verify_store`); with `repair`, rebuild a broken index
@@ -651,6 +635,30 @@ def _within_postings(terms: list[str], frequency: dict[str, int]) -> list[str]:
             break
         kept.append(term)
     return kept
+
+
+def read_consistently(store: Any, read: Callable[[], T], *, on_reload: Callable[[], None] | None, attempts: int,
+                      last_run: AbstractContextManager[object]) -> T:
+    """`consistent` of any store with `refresh`, `generation` and `stored_generation`: run
+    `read` again while a writer moves the generation on meanwhile; after `attempts` races the
+    last run goes inside `last_run` (a read lock where the store has one)."""
+    for _ in range(attempts):
+        if store.refresh() and on_reload is not None:
+            on_reload()
+        try:
+            result = read()
+        except Exception:
+            # Rows read under an index a writer has since replaced may be missing (a
+            # removal moved the slots): then the error is the race's, not the read's.
+            if store.stored_generation() != store.generation:
+                continue
+            raise
+        if store.stored_generation() == store.generation:
+            return result
+    with last_run:
+        if store.refresh() and on_reload is not None:
+            on_reload()
+        return read()
 
 
 def _backfill_lexical(conn: sqlite3.Connection) -> None:
