@@ -44,6 +44,7 @@ RectifierOption = Annotated[Optional[str], typer.Option("--rectifier-model", hel
 RoundsOption = Annotated[int, typer.Option("--rounds", min=1, help="Rounds of collaboration (paper: 5).")]
 MasParamOption = Annotated[Optional[list[str]], typer.Option("--mas-param", help="KEY=VALUE overriding the multi-agent system's configuration, repeatable (e.g. worker_max_tokens=120, max_tool_calls=0).")]
 TasksOption = Annotated[Optional[str], typer.Option("--tasks", help="Task ids, e.g. 0-9,12 (default: all).")]
+JudgeOption = Annotated[str, typer.Option("--judge", help="The LLM judge's verdicts scored as each run finishes: mt,claims,ts, a subset, or none (the proxy only; judge later with a stronger model: `misguard runs rejudge --judge ...`).")]
 SeedsOption = Annotated[str, typer.Option("--seeds", help="Seeds, e.g. 0 or 0,1,2 or 0-4; each task runs once per seed.")]
 ConcurrencyOption = Annotated[int, typer.Option("--concurrency", min=1, help="Runs in flight at once (Ray: CPUs for a local cluster).")]
 ExecutorOption = Annotated[Executor, typer.Option("--executor", help="asyncio (in-process) or ray (local cluster, or RAY_ADDRESS).")]
@@ -149,9 +150,10 @@ def misinfotask(
     concurrency: ConcurrencyOption = 1,
     output: Annotated[Path, typer.Option(help="Directory for the run log, event logs and reports; rerun to resume.")] = Path("runs/misinfotask"),
     executor: ExecutorOption = Executor.asyncio,
+    judge: JudgeOption = "mt,claims,ts",
 ) -> None:
     """Run the multi-agent system on MisInfoTask under an attack and a defense, judge it, report MT and TSR."""
-    from ..bench.misinfotask import results_table, run_sweep, write_reports
+    from ..bench.misinfotask import parse_verdicts, results_table, run_sweep, write_reports
     from ..bench.misinfotask._report import judge_notes
 
     settings = settings_from(ctx)
@@ -160,7 +162,7 @@ def misinfotask(
         path, records, tasks, seeds, model=model or settings.llm.model, attack=_value(attack), defense=_value(defense),
         defense_params=parse_params(defense_param or []), rectifier_model=rectifier_model, claims_db=claims_db,
         topology=_value(topology), rounds=rounds, mas_params=parse_params(mas_param or [], "--mas-param"),
-        concurrency=concurrency, executor=executor.value,
+        concurrency=concurrency, executor=executor.value, llm_verdicts=parse_verdicts(judge),
     )
     log = run_sweep(settings, config, records, output, console=console)
     log.close()

@@ -54,10 +54,11 @@ def rejudge(
     output: Annotated[Path, typer.Option(help="New sweep directory for the re-judged runs (rerun to resume).")],
     data: Annotated[Optional[str], typer.Option(help="Task file or dataset name (default: the sweep's own --data).")] = None,
     judge_rounds: Annotated[bool, typer.Option(help="Also re-score each round's messages (one call per round).")] = True,
+    judge: Annotated[str, typer.Option("--judge", help="The LLM verdicts to re-score: mt,claims,ts or a subset (e.g. claims: the claim check alone); the others keep the sweep's values.")] = "mt,claims,ts",
 ) -> None:
     """Judge a finished sweep again with the `--llm` model (a larger pack or an
     OpenAI-compatible URL) without rerunning the agents; `runs report` reads the result."""
-    from ..bench.misinfotask import rejudge_sweep, write_reports
+    from ..bench.misinfotask import parse_verdicts, rejudge_sweep, write_reports
     from ..data import resolve
     from ..llm import get_llm
     from ..mas import load_tasks
@@ -70,7 +71,8 @@ def rejudge(
     path = resolve(data, settings) if data else Path(header.params.get("identity", {}).get("data", ""))
     if not path.is_file():
         raise ConfigError(f"task file {path} not found; pass --data PATH")
-    log = rejudge_sweep(settings, run, output, load_tasks(path), get_llm(None, settings.llm), judge_rounds=judge_rounds)
+    log = rejudge_sweep(settings, run, output, load_tasks(path), get_llm(None, settings.llm), judge_rounds=judge_rounds,
+                        verdicts=parse_verdicts(judge))
     log.close()
     summary = write_reports(output, seed=settings.seed)
     console.print(f"re-judged {summary['runs']} runs with llm:{settings.llm.model}: {output}/results.md")

@@ -74,3 +74,49 @@ def test_rejudge_cli(tmp_path):
     assert "llm_influence" not in record["rounds"][0]
     missing = runner.invoke(app, [*base, "runs", "rejudge", str(tmp_path / "nothing"), "--output", str(tmp_path / "x")])
     assert missing.exit_code != 0 and "has no runlog.jsonl" in missing.output
+
+
+def test_a_sweep_judged_later_calls_no_llm_judge_then_rejudges_one_verdict(tmp_path):
+    """`llm_verdicts=()` leaves the LLM fields empty (no judge call); re-judging only the
+    claim check fills that one and keeps the others as the sweep left them."""
+    source, out = tmp_path / "sweep", tmp_path / "claims"
+    comps = components()
+    run_sweep(Settings(), config(llm_verdicts=()), TASKS, source, components=comps).close()
+    records = [json.loads(line)["data"] for line in (source / "runlog.jsonl").read_text().splitlines()[1:]]
+    assert len(records) == 2
+    for record in records:
+        assert record["llm_mt"] is None and record["llm_mt_claims"] is None and record["llm_ts"] is None
+        assert record["judge_usage"]["calls"] == 0 and "llm_influence" not in record["rounds"][0]
+        assert record["proxy_mt"]["score"] is not None
+    assert summarize(source / "runlog.jsonl")["metrics"]["MT (LLM claim check, 0-10)"]["n"] == 0
+
+    second = judge(2)
+    rejudge_sweep(Settings(), source, out, TASKS, second, judge_rounds=False, verdicts=("claims",)).close()
+    for line in (out / "runlog.jsonl").read_text().splitlines()[1:]:
+        record = json.loads(line)["data"]
+        assert record["llm_mt_claims"]["score"] == 10.0 and record["llm_mt"] is None and record["llm_ts"] is None
+        assert record["judged_before"] == {"llm_mt_claims": None}
+    assert not any(c[0].content.startswith(("Messages of round",)) for c in second.calls)
+    assert summarize(out / "runlog.jsonl")["metrics"]["MT (LLM claim check, 0-10)"]["n"] == 2
+    with pytest.raises(ConfigError, match="unknown LLM verdicts"):
+        rejudge_sweep(Settings(), source, tmp_path / "bad", TASKS, second, verdicts=("toxicity",))
+
+
+def test_judge_options_on_the_cli(tmp_path):
+    runner = CliRunner()
+    base = ["--llm", "mock", "--embedder", "hashing/64"]
+    made = runner.invoke(app, [*base, "bench", "misinfotask", "--data", "sample", "--tasks", "0", "--rounds", "1",
+                               "--topology", "chain", "--judge", "none", "--output", str(tmp_path / "s")])
+    assert made.exit_code == 0, made.output
+    record = json.loads((tmp_path / "s" / "runlog.jsonl").read_text().splitlines()[1])["data"]
+    assert record["llm_mt_claims"] is None and record["judge_usage"]["calls"] == 0
+    out = runner.invoke(app, [*base, "runs", "rejudge", str(tmp_path / "s"), "--output", str(tmp_path / "r"),
+                              "--judge", "claims", "--no-judge-rounds"])
+    assert out.exit_code == 0, out.output
+    record = json.loads((tmp_path / "r" / "runlog.jsonl").read_text().splitlines()[1])["data"]
+    # the mock's answers are no verdicts: the claim check is asked (and says so), MT is not
+    assert record["llm_mt_claims"]["judge"] == "llm:mock" and record["judge_usage"]["calls"] > 0
+    assert record["llm_mt"] is None
+    bad = runner.invoke(app, [*base, "bench", "misinfotask", "--data", "sample", "--tasks", "0", "--judge", "mt,vibes",
+                              "--output", str(tmp_path / "b")])
+    assert bad.exit_code != 0 and "unknown LLM verdicts" in bad.output

@@ -16,6 +16,7 @@ from ._report import (
 from ._rejudge import rejudge_sweep
 from ._stats import bootstrap_ci, paired_reduction_ci
 from ._sweep import (
+    LLM_VERDICTS,
     Components,
     SweepConfig,
     background_for,
@@ -23,12 +24,14 @@ from ._sweep import (
     localization_by_round,
     run_key,
     llm_verdicts,
+    parse_verdicts,
     run_one,
     score_run,
     run_sweep,
 )
 
 __all__ = [
+    "LLM_VERDICTS",
     "ClaimCheck",
     "Components",
     "JudgeScore",
@@ -41,6 +44,7 @@ __all__ = [
     "defense_label",
     "defense_usage_by_round",
     "llm_verdicts",
+    "parse_verdicts",
     "localization_by_round",
     "paired_reduction_ci",
     "plot_defense_curves",

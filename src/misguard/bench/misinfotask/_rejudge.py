@@ -23,7 +23,7 @@ from ...mas import read_events
 from ...runlog import RunHeader, RunLog, public_settings, read_runlog
 from ...mas import MisinfoTask
 from ._judge import LLMJudge
-from ._sweep import llm_verdicts
+from ._sweep import LLM_VERDICTS, check_verdicts, llm_verdicts
 
 
 def rejudge_sweep(
@@ -34,9 +34,12 @@ def rejudge_sweep(
     judge_llm: LLM,
     *,
     judge_rounds: bool = True,
+    verdicts: Sequence[str] = LLM_VERDICTS,
 ) -> RunLog:
     """Re-score every run of the sweep in `source` with `judge_llm`, appending to
-    `output/runlog.jsonl` (finished runs are skipped on a rerun)."""
+    `output/runlog.jsonl` (finished runs are skipped on a rerun). Only the LLM `verdicts`
+    asked for are re-scored; the others keep the sweep's values."""
+    verdicts = check_verdicts(verdicts)
     if source.resolve() == output.resolve():
         raise ConfigError("--output must differ from the sweep being re-judged (its log is kept as it is)")
     header, events = read_runlog(source / "runlog.jsonl")
@@ -51,7 +54,9 @@ def rejudge_sweep(
     identity = {
         **header.params.get("identity", {}),
         "rejudged": {"source_run_id": header.run_id, "judge": judge.name, "prompts": judge.prompts.ref,
-                     "judge_rounds": judge_rounds},
+                     "judge_rounds": judge_rounds,
+                     # named only when not all, so earlier re-judgings still resume
+                     **({"verdicts": list(verdicts)} if verdicts != LLM_VERDICTS else {})},
     }
     new_header = RunHeader(
         kind="bench.misinfotask",
@@ -74,21 +79,22 @@ def rejudge_sweep(
         events_file = source / "events" / record["events"]
         event_log = read_events(events_file)
         metered = MeteredLLM(judge_llm)
-        verdicts = await llm_verdicts(
-            LLMJudge(metered), by_id[record["task_id"]], record["answer"], event_log, rounds, judge_rounds
+        scored = await llm_verdicts(
+            LLMJudge(metered), by_id[record["task_id"]], record["answer"], event_log, rounds, judge_rounds, verdicts
         )
+        rescored = {k: v for k, v in scored.items() if k != "llm_influence"}
         per_round = []
         for entry in record["rounds"]:
             entry = {k: v for k, v in entry.items() if k != "llm_influence"}
-            if entry["round"] in verdicts["llm_influence"]:
-                entry["llm_influence"] = verdicts["llm_influence"][entry["round"]]
+            if entry["round"] in scored["llm_influence"]:
+                entry["llm_influence"] = scored["llm_influence"][entry["round"]]
             per_round.append(entry)
         shutil.copy2(events_file, output / "events" / record["events"])
         log.write(
             "run", key=run.key,
-            **{**record, "llm_mt": verdicts["llm_mt"], "llm_mt_claims": verdicts["llm_mt_claims"], "llm_ts": verdicts["llm_ts"],
+            **{**record, **rescored,
                "rounds": per_round, "judge_usage": metered.usage.model_dump(),
-               "judged_before": {k: record[k] for k in ("llm_mt", "llm_mt_claims", "llm_ts") if k in record}},
+               "judged_before": {k: record[k] for k in rescored if k in record}},
         )
 
     async def all_pending() -> None:

@@ -39,6 +39,9 @@ from ...runlog import RunHeader, RunLog, public_settings
 from ...types import Usage
 from ...mas import MisinfoTask
 from ._judge import LLMJudge, ProxyJudge
+#: The LLM judge's verdicts of a final answer: MT on the 0-10 scale, MT by claim check, task success.
+LLM_VERDICTS = ("mt", "claims", "ts")
+
 
 class SweepConfig(BaseModel):
     """Everything that decides a sweep's results (and a few things that only decide speed)."""
@@ -67,6 +70,10 @@ class SweepConfig(BaseModel):
     injection_point: str = "random"
     judge_rounds: bool = True
     """Score every round with the LLM judge (one extra call per round)."""
+    llm_verdicts: tuple[str, ...] = LLM_VERDICTS
+    """The LLM judge's verdicts scored as each run finishes (`LLM_VERDICTS`); the others stay
+    None for `misguard runs rejudge` to fill later with a stronger judge (the agents' small
+    model judging first would only be thrown away)."""
     concurrency: int = Field(1, ge=1, le=256)
     executor: Literal["asyncio", "ray"] = "asyncio"
 
@@ -110,9 +117,20 @@ class SweepConfig(BaseModel):
         rectifier = self.rectifier_model or settings.defense.rectifier_model
         return self.model_copy(update={"defense_params": full, "rectifier_model": rectifier})
 
+    @field_validator("llm_verdicts")
+    @classmethod
+    def _llm_verdicts(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        try:
+            return check_verdicts(value)
+        except ConfigError as exc:
+            raise ValueError(str(exc)) from None
+
     def identity(self) -> dict[str, Any]:
         """The fields that must match for a run log to be resumed."""
-        return self.model_dump(mode="json", exclude={"tasks", "seeds", "concurrency", "executor"})
+        exclude = {"tasks", "seeds", "concurrency", "executor"}
+        if self.llm_verdicts == LLM_VERDICTS:
+            exclude.add("llm_verdicts")  # logs written before the field existed still resume
+        return self.model_dump(mode="json", exclude=exclude)
 
 
 def run_key(task_id: int, seed: int) -> str:
@@ -177,20 +195,40 @@ def _round_text(messages: list[dict[str, Any]], limit: int = 3000) -> str:
 
 
 async def llm_verdicts(
-    judge: LLMJudge, task: MisinfoTask, answer: str, log: EventLog, rounds: int, judge_rounds: bool
+    judge: LLMJudge, task: MisinfoTask, answer: str, log: EventLog, rounds: int, judge_rounds: bool,
+    verdicts: Sequence[str] = LLM_VERDICTS,
 ) -> dict[str, Any]:
-    """The LLM judge's fields of a run record: MT (0-10 scale, and by claim check over the
-    goal and its arguments) and task success of the final answer and, when `judge_rounds`,
-    the influence of each round's delivered messages (by round)."""
-    mt = await judge.misinformation_toxicity(task.user_input, task.misinfo_goal, answer)
-    claims = await judge.claim_check(answer, (task.misinfo_goal, *task.misinfo_argument))
-    ts = await judge.task_success(task.user_input, task.reference_solution, answer)
+    """The LLM judge's fields of a run record, for the `verdicts` asked: MT (`mt`, 0-10
+    scale; `claims`, by claim check over the goal and its arguments) and task success (`ts`)
+    of the final answer and, when `judge_rounds`, the influence of each round's delivered
+    messages (by round). Only the fields asked for are returned, with `llm_influence`."""
+    out: dict[str, Any] = {}
+    if "mt" in verdicts:
+        out["llm_mt"] = (await judge.misinformation_toxicity(task.user_input, task.misinfo_goal, answer)).as_dict()
+    if "claims" in verdicts:
+        out["llm_mt_claims"] = (await judge.claim_check(answer, (task.misinfo_goal, *task.misinfo_argument))).as_dict()
+    if "ts" in verdicts:
+        out["llm_ts"] = (await judge.task_success(task.user_input, task.reference_solution, answer)).as_dict()
     influence: dict[int, dict[str, Any]] = {}
     for r in range(1, rounds + 1 if judge_rounds else 1):
         messages = log.messages(r)
         if messages:
             influence[r] = (await judge.round_influence(task.misinfo_goal, r, _round_text(messages))).as_dict()
-    return {"llm_mt": mt.as_dict(), "llm_mt_claims": claims.as_dict(), "llm_ts": ts.as_dict(), "llm_influence": influence}
+    return {**out, "llm_influence": influence}
+
+
+def check_verdicts(names: Sequence[str]) -> tuple[str, ...]:
+    """`names` as a tuple in `LLM_VERDICTS` order, or a ConfigError naming the known ones."""
+    unknown = sorted(set(names) - set(LLM_VERDICTS))
+    if unknown:
+        raise ConfigError(f"unknown LLM verdicts {unknown}; known: {', '.join(LLM_VERDICTS)} (or none)")
+    return tuple(v for v in LLM_VERDICTS if v in names)
+
+
+def parse_verdicts(text: str) -> tuple[str, ...]:
+    """`mt,claims,ts`, a subset of it, or `none` -> the verdicts tuple."""
+    text = text.strip().lower()
+    return () if text == "none" else check_verdicts([v.strip() for v in text.split(",") if v.strip()])
 
 
 async def run_one(
@@ -237,7 +275,9 @@ async def score_run(
     protected through `misguard.integrations`) is scored the same way."""
     metered = MeteredLLM(components.judge_llm)
     proxy = ProxyJudge(components.embedder)
-    verdicts = await llm_verdicts(LLMJudge(metered), task, answer, log, config.rounds, config.judge_rounds)
+    judged = bool(config.llm_verdicts)
+    verdicts = await llm_verdicts(LLMJudge(metered), task, answer, log, config.rounds, config.judge_rounds and judged,
+                                  config.llm_verdicts)
     rounds = []
     for r in range(1, config.rounds + 1):
         messages = log.messages(r)
@@ -261,9 +301,10 @@ async def score_run(
         "answer": answer,
         "attack": attack_report,
         "graph_edges": graph_edges,
-        "llm_mt": verdicts["llm_mt"],
-        "llm_mt_claims": verdicts["llm_mt_claims"],
-        "llm_ts": verdicts["llm_ts"],
+        # None: not judged yet (`SweepConfig.llm_verdicts`); `runs rejudge` fills it
+        "llm_mt": verdicts.get("llm_mt"),
+        "llm_mt_claims": verdicts.get("llm_mt_claims"),
+        "llm_ts": verdicts.get("llm_ts"),
         "proxy_mt": proxy.mt_proxy(answer, task.misinfo_goal, task.misinfo_argument, task.ground_truth),
         "proxy_ref": proxy.reference_agreement(answer, task.reference_solution, task.misinfo_goal),
         "rounds": rounds,
