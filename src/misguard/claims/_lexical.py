@@ -66,7 +66,7 @@ class LexicalIndex:
                              f"misguard claims verify")
         rows, tokens = totals
         sizes = conn.execute("SELECT id, sz FROM claims_fts_docsize").fetchall()
-        lengths = np.zeros(max((i for i, _ in sizes), default=-1) + 1, dtype=np.int64)
+        lengths = np.zeros(max((i for i, _ in sizes), default=-1) + 1, dtype=np.int32)
         if sizes:
             lengths[np.fromiter((i for i, _ in sizes), np.int64, len(sizes))] = _one_varint_each([s for _, s in sizes])
         return cls(generation, rows, tokens, lengths)
@@ -106,10 +106,20 @@ class LexicalIndex:
         if len(postings) == 1:
             claims, scores = postings[0]
         else:
-            claims = np.unique(np.concatenate([c for c, _ in postings]))
+            every = np.concatenate([c for c, _ in postings])
+            order = np.argsort(every, kind="stable")
+            ordered = every[order]
+            first = np.empty(len(ordered), dtype=bool)  # the first posting of each claim
+            first[0] = True
+            np.not_equal(ordered[1:], ordered[:-1], out=first[1:])
+            where = np.empty(len(every), dtype=np.int64)  # each posting's claim, as a row of `claims`
+            where[order] = np.cumsum(first) - 1
+            claims = ordered[first]
             scores = np.zeros(len(claims))
-            for c, w in postings:  # phrase by phrase, as FTS5 sums them
-                scores[np.searchsorted(claims, c)] += w
+            start = 0
+            for c, w in postings:  # phrase by phrase, as FTS5 sums them (not a pairwise sum)
+                scores[where[start : start + len(c)]] += w
+                start += len(c)
         rest = np.arange(len(claims))
         if len(claims) > 4 * wanted:  # only the best and every claim tied with the last of them
             cut = np.partition(-scores, wanted - 1)[wanted - 1]
