@@ -3,16 +3,16 @@
 SQLite's `bm25()` scores each claim that holds a query word one row at a time through
 FTS5's auxiliary-function interface, then sorts them: ~4 ms per query on a store of
 10,000 claims, as long as embedding the text. `LexicalIndex` reads what `bm25()` reads
-(a word's postings from the `fts5vocab` instance table, each claim's length from
+(a word's postings from the `fts5vocab` instance table, their claims' lengths from
 `claims_fts_docsize`, the row and token totals from FTS5's averages record), so the
 tokenization stays FTS5's, and computes the same formula (sqlite `ext/fts5/fts5_aux.c`,
 `fts5Bm25Function`) with numpy, in the same order of operations: the same claims, in the
 same order, with the same scores.
 
-A word's postings are read on its first query and kept for the generation (weighed
-already: a posting's BM25 term depends only on the word, the claim and the table), so
-opening a store costs nothing more and memory grows with the words queried, not with the
-store (`CACHED_POSTINGS` bounds it).
+A word's postings are read on its first query, each with its claim's length, and kept for
+the generation (weighed already: a posting's BM25 term depends only on the word, the claim
+and the table's totals), so opening a store or a new generation reads nothing per claim
+and memory grows with the words queried, not with the store (`CACHED_POSTINGS` bounds it).
 """
 
 from __future__ import annotations
@@ -38,49 +38,51 @@ CACHED_POSTINGS = 1_000_000
 #: The FTS5 averages record (`FTS5_AVERAGES_ROWID` in `fts5Int.h`): total rows, then the
 #: total tokens of each column.
 _AVERAGES_ROWID = 1
+#: A connection's view of the FTS5 index as (word, claim, column, position) rows.
+_INSTANCES = "claims_instances"
 
 Postings = tuple[np.ndarray, np.ndarray]  # (claims ascending, int64; their BM25 weights, float64)
 
 
 class LexicalIndex:
-    """One generation of the FTS5 table `claims_fts`: claim lengths, row and token totals,
-    and the weighed postings of the words queried so far. Thread-safe: a word read twice
-    at once is weighed twice, the same way."""
+    """One generation of the FTS5 table `claims_fts`: its row and token totals, and the
+    weighed postings of the words queried so far. Thread-safe: a word read twice at once
+    is weighed twice, the same way."""
 
-    def __init__(self, generation: int, rows: int, tokens: int, lengths: np.ndarray) -> None:
+    def __init__(self, generation: int, rows: int, tokens: int) -> None:
         self.generation = generation
         self.rows = rows
         self.avgdl = tokens / rows if rows else 1.0  # C: (double)nToken / (double)nRow
-        self.lengths = lengths
         self._held: dict[str, Postings] = {}
         self._count = 0
         self._lock = threading.Lock()
 
     @classmethod
     def read(cls, conn: sqlite3.Connection, generation: int) -> LexicalIndex:
-        """Lengths and totals of the table as `conn` sees it (call inside a read transaction)."""
+        """The totals of the table as `conn` sees it (inside the read transaction that names
+        `generation`)."""
         row = conn.execute("SELECT block FROM claims_fts_data WHERE id = ?", (_AVERAGES_ROWID,)).fetchone()
         totals = _varints(bytes(row[0])) if row and row[0] else [0, 0]
         if len(totals) != 2:
             raise StoreError(f"the lexical index has {len(totals) - 1} columns, not 1: check it with "
                              f"misguard claims verify")
-        rows, tokens = totals
-        sizes = conn.execute("SELECT id, sz FROM claims_fts_docsize").fetchall()
-        lengths = np.zeros(max((i for i, _ in sizes), default=-1) + 1, dtype=np.int32)
-        if sizes:
-            lengths[np.fromiter((i for i, _ in sizes), np.int64, len(sizes))] = _one_varint_each([s for _, s in sizes])
-        return cls(generation, rows, tokens, lengths)
+        return cls(generation, *totals)
 
     def held(self, terms: list[str]) -> dict[str, Postings]:
         """The postings of those `terms` read already."""
         held = self._held
         return {t: held[t] for t in terms if t in held}
 
-    def hold(self, term: str, claims: np.ndarray) -> Postings:
-        """Weigh a word's postings (`claims`: the claim of each of its instances, ascending,
-        one per occurrence) and keep them for the next queries."""
-        docs, tf = np.unique(claims, return_counts=True)
-        postings = docs.astype(np.int64), self._weights(len(docs), tf.astype(np.float64), self.lengths[docs])
+    def hold(self, conn: sqlite3.Connection, term: str) -> Postings:
+        """Read a word's postings (each occurrence, with its claim's length), weigh them and
+        keep them for the next queries (inside a read transaction of this generation)."""
+        conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{_INSTANCES} USING fts5vocab(main, claims_fts, instance)")
+        rows = conn.execute(f"SELECT i.doc, d.sz FROM temp.{_INSTANCES} AS i JOIN claims_fts_docsize AS d "
+                            "ON d.id = i.doc WHERE i.term = ?", (term,)).fetchall()
+        claims = np.fromiter((doc for doc, _ in rows), np.int64, len(rows))
+        docs, first, tf = np.unique(claims, return_index=True, return_counts=True)
+        lengths = _one_varint_each([rows[i][1] for i in first]) if len(rows) else np.zeros(0, np.int64)
+        postings = docs, self._weights(len(docs), tf.astype(np.float64), lengths)
         with self._lock:
             if self._count + len(docs) > CACHED_POSTINGS:
                 self._held, self._count = {}, 0  # readers keep the dict they looked into

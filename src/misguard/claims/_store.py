@@ -540,13 +540,9 @@ class ClaimStore(StoreWrites):
                     return None
                 if index is None or index.generation != generation:
                     index = self._lexical = LexicalIndex.read(conn, generation)
-                conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.claims_instances "
-                             "USING fts5vocab(main, claims_fts, instance)")
                 for term in terms:
                     if term not in held:
-                        claims = np.fromiter((doc for (doc,) in conn.execute(
-                            "SELECT doc FROM temp.claims_instances WHERE term = ?", (term,))), np.int64)
-                        held[term] = index.hold(term, claims)
+                        held[term] = index.hold(conn, term)
         return [held[t] for t in terms]
 
     def _fts5_search(self, terms: list[str], wanted: int) -> list[tuple[int, float]]:
