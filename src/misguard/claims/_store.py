@@ -538,8 +538,9 @@ class ClaimStore(StoreWrites):
                 generation = self.generation
                 if self.stored_generation() != generation:
                     return None
-                if index is None or index.generation != generation:
+                if index is None or index.generation != generation:  # (a write on another thread moved it on)
                     index = self._lexical = LexicalIndex.read(conn, generation)
+                    held = {}
                 for term in terms:
                     if term not in held:
                         held[term] = index.hold(conn, term)
