@@ -273,7 +273,7 @@ def _profile(guard: ClaimGuard, texts: list[str]) -> dict[str, float]:
         "features": ("features",),
         "topic agent": ("predict_many",),
         "SQLite record lookups": ("get_slots",),
-        "BM25 lexical search (FTS5)": ("lexical_search",),
+        "BM25 lexical search": ("lexical_search",),
         "pair features (ranking)": ("_pair_features",),
         "social-media normalisation": ("normalize_social",),
     }
