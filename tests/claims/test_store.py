@@ -99,6 +99,32 @@ def test_precomputed_vectors_and_hubness(tmp_path, embedder):
     assert s.hubs[0] == pytest.approx(0.0)  # orthogonal claims: nobody is a hub
 
 
+def test_wide_exact_search_returns_the_true_top_k_best_first(tmp_path, embedder):
+    # 3,000 claims: wide enough for the block pass of the top-k selection, with exact
+    # copies (equal scores) and a third not rated false.
+    rng = np.random.default_rng(7)
+    vecs = rng.standard_normal((3000, embedder.dim)).astype(np.float32)
+    vecs[1500:1520] = vecs[10]
+    vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+    s = ClaimStore.open(tmp_path / "wide", embedder, create=True)
+    s.add([claim(f"c{i}", f"text {i}", "true" if i % 3 == 0 else "false") for i in range(3000)],
+          vectors={f"c{i}": vecs[i] for i in range(3000)})
+    queries = np.concatenate([vecs[[10, 42, 2999]], rng.standard_normal((5, embedder.dim)).astype(np.float32)])
+    sims = queries @ s.vectors.T
+    false_rated = np.flatnonzero(s.flaggable)
+    for k in (1, 5, 30):
+        scores, slots = s.search(queries, k)
+        assert np.array_equal(scores, -np.sort(-sims, axis=1)[:, :k])
+        assert np.array_equal(np.take_along_axis(sims, slots, axis=1), scores)
+        assert all(len(set(row)) == k and list(row) == sorted(row, key=lambda c, r=r: (-sims[r, c], c))
+                   for r, row in enumerate(slots))
+        flaggable, every = s.search_flaggable_and_every(queries, k)
+        assert np.array_equal(every, slots)
+        assert np.isin(flaggable, false_rated).all()
+        assert np.array_equal(np.take_along_axis(sims, flaggable, axis=1),
+                              -np.sort(-sims[:, false_rated], axis=1)[:, :k])
+
+
 def test_corrupt_index_is_a_store_error(store):
     (store.path / f"index-{store.generation}.npy").write_bytes(b"garbage")
     with pytest.raises(StoreError, match="missing or corrupt"):
