@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from typing import Any
 
-
 from ..errors import MissingExtraError
 from ._e5file import E5File, EmbeddingTable
 
