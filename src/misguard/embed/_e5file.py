@@ -177,6 +177,28 @@ def dequantize(blocks: np.ndarray) -> np.ndarray:
     return values.reshape(blocks.shape[0], -1)
 
 
+class EmbeddingTable:
+    """Token ids -> summed word + position + type embeddings: the input of the ONNX graph and of
+    the torch module, dequantized from the 4-bit word table in numpy."""
+
+    def __init__(self, weights: E5File) -> None:
+        self.hidden = weights.shape.hidden
+        self._word = weights.q4_blocks("emb.word")
+        self._position = weights.vector("emb.pos").reshape(-1, self.hidden) + weights.vector("emb.type")[: self.hidden]
+
+    def batch(self, ids: list[list[int]], pad: int) -> tuple[np.ndarray, np.ndarray]:
+        """(embeds float32 (n, width, hidden), mask int32 (n, width)), padded to the longest."""
+        width = max(map(len, ids))
+        tokens = np.full((len(ids), width), pad, dtype=np.int64)
+        mask = np.zeros((len(ids), width), dtype=np.int32)
+        for row, seq in enumerate(ids):
+            tokens[row, : len(seq)] = seq
+            mask[row, : len(seq)] = 1
+        embeds = dequantize(self._word[tokens.reshape(-1)]).reshape(len(ids), width, self.hidden)
+        embeds += self._position[:width]
+        return embeds, mask
+
+
 def sha256_of(path: Path) -> str:
     digest = hashlib.sha256()
     with open(path, "rb") as handle:

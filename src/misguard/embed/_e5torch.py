@@ -12,10 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 from ..errors import MissingExtraError
-from ._e5file import E5File, dequantize
+from ._e5file import E5File, EmbeddingTable
 
 #: The projections of one layer, as the weight file names them (`l{i}.{name}.w`).
 PROJECTIONS = ("q", "k", "v", "ao", "fi", "fo")
@@ -94,27 +92,6 @@ def build_e5_module(weights: E5File) -> Any:
             return (x * keep[..., None]).sum(1) / keep.sum(1, keepdim=True)
 
     return E5Module()
-
-
-class EmbeddingTable:
-    """Token ids -> summed word + position + type embeddings, as the ONNX runtime feeds them."""
-
-    def __init__(self, weights: E5File) -> None:
-        self.hidden = weights.shape.hidden
-        self._word = weights.q4_blocks("emb.word")
-        self._position = weights.vector("emb.pos").reshape(-1, self.hidden) + weights.vector("emb.type")[: self.hidden]
-
-    def batch(self, ids: list[list[int]], pad: int) -> tuple[np.ndarray, np.ndarray]:
-        """(embeds float32 (n, width, hidden), mask int32 (n, width)), padded to the longest."""
-        width = max(map(len, ids))
-        tokens = np.full((len(ids), width), pad, dtype=np.int64)
-        mask = np.zeros((len(ids), width), dtype=np.int32)
-        for row, seq in enumerate(ids):
-            tokens[row, : len(seq)] = seq
-            mask[row, : len(seq)] = 1
-        embeds = dequantize(self._word[tokens.reshape(-1)]).reshape(len(ids), width, self.hidden)
-        embeds += self._position[:width]
-        return embeds, mask
 
 
 __all__ = ["PROJECTIONS", "EmbeddingTable", "build_e5_module"]
