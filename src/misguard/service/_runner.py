@@ -58,7 +58,7 @@ class GuardRunner:
         make_guard: GuardFactory,
         *,
         max_batch: int = 64,
-        window_s: float = 0.005,
+        window_s: float = 0.0,
         max_wait_s: float = 0.1,
         on_batch: Callable[[int, float], None] | None = None,
     ) -> None:
@@ -165,11 +165,11 @@ class GuardRunner:
         while True:
             batch = [await self._queue.get()]
             size = len(batch[0].texts)
-            # Fill the batch while texts keep arriving: wait one window at a time, stop at
-            # the first quiet window, at max_batch, or after a quarter of the last batch's
-            # duration (a slow batch is worth a longer wait: one guard call for many texts
-            # shares its retrieval and store reads, and the onnx e5 runtime embeds a sorted,
-            # padded batch faster per text than one text at a time).
+            # Take what is queued. With a window, also wait for more while texts keep
+            # arriving: one window at a time, up to max_batch or a quarter of the last
+            # batch's duration. Without one (the default) the texts that arrive during a
+            # check form the next batch: clients then fall into groups whose round trips
+            # overlap the other group's check, instead of the embedder idling through them.
             waited, limit = 0.0, min(self.max_wait_s, max(self.window_s, 0.25 * self._last_batch_s))
             while size < self.max_batch:
                 if self._queue.empty():

@@ -64,9 +64,10 @@ class ServiceSettings(BaseModel):
     """Blocks checked per page (the rest are reported as skipped)."""
     request_timeout_s: float = Field(30.0, gt=0)
     """A check that takes longer answers 503 (the work is not lost for the cache)."""
-    batch_window_ms: float = Field(5.0, ge=0)
-    """The batcher gathers concurrent texts into one embedding call while some arrived in
-    the last window (0: no waiting)."""
+    batch_window_ms: float = Field(0.0, ge=0)
+    """How long the batcher waits for more texts while some keep arriving, per window (0:
+    it checks at once what has arrived, and texts that come meanwhile form the next batch,
+    which measured faster at 1, 8 and 32 clients than waiting 5 ms)."""
     batch_max_wait_ms: float = Field(100.0, ge=0)
     """The longest a batch waits to fill up (used when batches are slow)."""
     allow_url_fetch: bool = False
