@@ -40,6 +40,7 @@ def serve(
     reader: Annotated[Optional[str], typer.Option(help="A pair reader for social-media text, an embedder spec: st/minilm (the shipped decision fitted with it unless --decision; needs the st extra), or the reader a --decision was fitted with.")] = None,
     judge: Annotated[bool, typer.Option("--judge", help="Let the LLM judge (--llm, paper prompt 2) make the final call; one LLM call per text.")] = False,
     max_batch: Annotated[int, typer.Option(help="Texts per request (and per embedding batch).")] = 64,
+    workers: Annotated[str, typer.Option(help="Service processes on the port, each with its own guard and a share of the cores: a number, or auto (one per core, at most 4).")] = "auto",
     log_level: Annotated[str, typer.Option(help="debug, info, warning or error.")] = "info",
 ) -> None:
     """Serve the claim guard over HTTP: /v1/check, /v1/check/page, /v1/claims, /metrics."""
@@ -62,11 +63,26 @@ def serve(
         allow_private_urls=allow_private_urls, decision=decision, threshold=threshold, reader=reader, max_batch=max_batch,
         judge=judge, llm=settings.llm,
     )
+    count = _worker_count(workers)
+    # Bounded concurrency and short keep-alives: a flood of slow clients cannot pin a process.
+    options = {"log_level": log_level, "limit_concurrency": 1024, "timeout_keep_alive": 5, "server_header": False}
+    if count > 1:
+        from ..service._workers import serve_workers, threads_per_worker
+
+        console.print(f"serving {db} on http://{host}:{port} with {count} workers of {threads_per_worker(count)} "
+                      "embedding thread(s) each (docs at /docs, metrics at /metrics)")
+        serve_workers(service, count, host, port, **options)
+        return
     app = create_app(service)
     console.print(f"serving {db} on http://{host}:{port} (docs at /docs, metrics at /metrics)")
-    # Bounded concurrency and short keep-alives: a flood of slow clients cannot pin the process.
-    uvicorn.run(app, host=host, port=port, log_level=log_level, limit_concurrency=1024, timeout_keep_alive=5,
-                server_header=False)
+    uvicorn.run(app, host=host, port=port, **options)
+
+
+def _worker_count(workers: str) -> int:
+    from .._processes import parse_workers
+    from ..service._workers import auto_workers
+
+    return parse_workers(workers, auto_workers())
 
 
 @bench_app.command("service")
@@ -81,6 +97,7 @@ def bench_service(
     repeat_duration: Annotated[float, typer.Option(help="Seconds of repeated texts (answered from the cache).")] = 20.0,
     repeats: Annotated[int, typer.Option(help="Rounds of (misguard check --input, then every concurrency); medians are reported.")] = 2,
     cli_texts: Annotated[int, typer.Option(help="New texts per `misguard check --input` run, the batch rate the service is read against.")] = 1000,
+    workers: Annotated[str, typer.Option(help="The server's --workers (a number, or auto as misguard serve).")] = "auto",
 ) -> None:
     """Start `misguard serve` on loopback and drive it with single-text checks at 1, 8 and 32
     clients: requests/s next to `misguard check --input`'s batch rate on the same kind of
@@ -93,5 +110,6 @@ def bench_service(
         levels = tuple(int(x) for x in concurrency.split(",") if x.strip())
     except ValueError:
         raise ConfigError(f"--concurrency takes numbers separated by commas (e.g. 1,8,32), not {concurrency!r}") from None
-    run_service_bench(settings, db, output, duration=duration, concurrency=levels, repeats=repeats, cli_texts=cli_texts,
+    _worker_count(workers)  # refused here, not by the server it starts
+    run_service_bench(settings, db, output, duration=duration, concurrency=levels, repeats=repeats, cli_texts=cli_texts, workers=workers,
                       texts_file=resolve(texts, settings) if texts else None, repeat_duration=repeat_duration, console=console)

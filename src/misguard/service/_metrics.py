@@ -1,7 +1,9 @@
-"""Prometheus metrics of one app (its own registry, so several apps can live in a process)."""
+"""Prometheus metrics of one app (its own registry, so several apps can live in a process; the
+workers of `serve --workers` add theirs up through prometheus-client's multiprocess mode)."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 
 from ..errors import MissingExtraError
@@ -37,7 +39,9 @@ class Metrics:
         self.batch_seconds = prom.Histogram(
             "misguard_check_batch_seconds", "Seconds per claim-guard batch", registry=self.registry,
         )
-        self.store_claims = prom.Gauge("misguard_store_claims", "Claims in the served store", registry=self.registry)
+        # Workers of one service (`serve --workers`) serve one store: its latest size is the size.
+        self.store_claims = prom.Gauge("misguard_store_claims", "Claims in the served store", registry=self.registry,
+                                       multiprocess_mode="mostrecent")
         self.auth_failures = prom.Counter(
             "misguard_auth_failures_total", "Requests with a missing or wrong API key", registry=self.registry,
         )
@@ -54,6 +58,14 @@ class Metrics:
         return str(self._prom.CONTENT_TYPE_LATEST)
 
     def render(self) -> str:
+        """The metrics in Prometheus' text format; with several workers (prometheus-client's
+        multiprocess mode, `PROMETHEUS_MULTIPROC_DIR`), those of every worker together."""
+        if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+            from prometheus_client import multiprocess
+
+            registry = self._prom.CollectorRegistry()
+            multiprocess.MultiProcessCollector(registry)
+            return self._prom.generate_latest(registry).decode()
         return self._prom.generate_latest(self.registry).decode()
 
     def observe_request(self, route: str, method: str, status: int, seconds: float) -> None:

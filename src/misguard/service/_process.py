@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import signal
 import socket
 import subprocess
 import sys
@@ -15,15 +16,45 @@ from typing import Any
 from ..errors import MisguardError, MissingExtraError
 
 
+def process_tree(pid: int) -> list[int]:
+    """`pid` and every process below it (the workers of `serve --workers`), from Linux /proc;
+    just `pid` elsewhere."""
+    found, todo = [], [pid]
+    while todo:
+        current = todo.pop()
+        found.append(current)
+        for task in Path(f"/proc/{current}/task").glob("*/children"):
+            try:
+                todo += [int(child) for child in task.read_text().split()]
+            except (OSError, ValueError):
+                continue
+    return found
+
+
 def rss_mb(pid: int) -> float:
-    """Resident memory of a process (Linux /proc), in MB; NaN elsewhere."""
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return float("nan")
+    """Resident memory of a process and its children (Linux /proc), in MB; NaN elsewhere."""
+    total, seen = 0, False
+    for member in process_tree(pid):
+        try:
+            for line in Path(f"/proc/{member}/status").read_text().splitlines():
+                if line.startswith("VmRSS:"):
+                    total, seen = total + int(line.split()[1]), True
+        except OSError:
+            continue
+    return total / 1024 if seen else float("nan")
+
+
+def cpu_s(pid: int) -> float:
+    """User + system CPU seconds so far of a process and its live children (Linux /proc);
+    NaN elsewhere."""
+    total, seen = 0, False
+    for member in process_tree(pid):
+        try:
+            fields = Path(f"/proc/{member}/stat").read_text().rsplit(")", 1)[1].split()
+            total, seen = total + int(fields[11]) + int(fields[12]), True
+        except (OSError, ValueError, IndexError):
+            continue
+    return total / os.sysconf("SC_CLK_TCK") if seen else float("nan")
 
 
 class ServiceProcess:
@@ -99,11 +130,15 @@ class ServiceProcess:
     def stop(self) -> None:
         if self.proc is None or self.proc.poll() is not None:
             return
-        self.proc.terminate()
+        self.proc.terminate()  # with workers, their supervisor stops them first
         try:
             self.proc.wait(timeout=20)
         except subprocess.TimeoutExpired:
-            self.proc.kill()
+            for pid in reversed(process_tree(self.proc.pid)):
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
             self.proc.wait()
 
     def __enter__(self) -> ServiceProcess:

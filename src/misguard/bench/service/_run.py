@@ -32,7 +32,7 @@ import numpy as np
 from ...config import Settings
 from ...errors import ConfigError, MissingExtraError
 from ...runlog import RunHeader, RunLog, public_settings, read_runlog
-from ...service import ServiceProcess, rss_mb
+from ...service._process import ServiceProcess, cpu_s, rss_mb
 
 #: Texts from the shipped sample when no --texts file is given (each made unique by a suffix).
 _SAMPLE = "sample_claims.jsonl"
@@ -139,7 +139,7 @@ async def _drive(
 def run_service_bench(
     settings: Settings, db: Path, output: Path, *, duration: float = 60.0, concurrency: tuple[int, ...] = CONCURRENCY,
     texts_file: Path | None = None, repeat_duration: float = 20.0, repeats: int = 2, cli_texts: int = 1000,
-    console: Any = None,
+    workers: str = "auto", console: Any = None,
 ) -> dict[str, Any]:
     """Start the server; per repeat, `misguard check --input` on `cli_texts` fresh texts,
     then a `unique` phase at each concurrency; then the in-process ceilings and the
@@ -160,7 +160,7 @@ def run_service_bench(
     texts = load_texts(texts_file)
     output.mkdir(parents=True, exist_ok=True)
     server = ServiceProcess(db, output / "server.log", embedder=settings.embed.model,
-                            extra_args=["--rate-limit", "1000000/minute", "--log-level", "warning"])
+                            extra_args=["--rate-limit", "1000000/minute", "--log-level", "warning", "--workers", workers])
     header = RunHeader(
         kind="bench.service", settings=public_settings(settings), seeds={"texts": params.seed},
         components={"server": {"command": server.command[2:], "db": str(db), "embedder": settings.embed.model},
@@ -194,14 +194,14 @@ def run_service_bench(
                          **cli_batch_rate(settings, db, [next(fresh) for _ in range(params.cli_texts)]))
             for n in params.concurrency:
                 say(f"repeat {r + 1}/{params.repeats}: unique texts for {duration:.0f} s, {n} clients ...")
-                before, cpu = _server_batches(server), (_cpu_s(server.pid), time.process_time())
+                before, cpu = _server_batches(server), (cpu_s(server.pid), time.process_time())
                 asyncio.run(_drive(server, unique_phase(n), duration, n, next_unique, runlog, r))
                 after = _server_batches(server)
                 # how many texts the runner gathered into each guard call during the phase, and
                 # the CPU time the server and this client spent (they share the machine's cores)
                 runlog.write("batches", key=f"{unique_phase(n)}-r{r}", phase=unique_phase(n), repeat=r,
                              batches=after[0] - before[0], texts=after[1] - before[1],
-                             server_cpu_s=_cpu_s(server.pid) - cpu[0], client_cpu_s=time.process_time() - cpu[1])
+                             server_cpu_s=cpu_s(server.pid) - cpu[0], client_cpu_s=time.process_time() - cpu[1])
         say("the embedder and the guard alone, in this process, on new texts of the same kind (ceilings) ...")
         runlog.write("ceilings", **ceilings(settings, db, [next(fresh) for _ in range(4000)], seconds=15.0,
                                             batch=max(params.concurrency)))
@@ -239,7 +239,7 @@ def cli_batch_rate(settings: Settings, db: Path, texts: list[str]) -> dict[str, 
         done = subprocess.run([*exe, "check", "--db", str(db), "--input", str(inp), "--output", str(out)],
                               capture_output=True, text=True, env={**os.environ, "COLUMNS": "200"})
         wall, cpu = time.perf_counter() - started, os.times()
-        cpu_s = cpu.children_user + cpu.children_system - children.children_user - children.children_system
+        cli_cpu_s = cpu.children_user + cpu.children_system - children.children_user - children.children_system
         if done.returncode != 0:
             raise ConfigError(f"misguard check --input failed ({done.returncode}): {done.stderr.strip()[-500:]}")
         rows = sum(1 for line in out.read_text(encoding="utf-8").splitlines() if line.strip())
@@ -249,7 +249,7 @@ def cli_batch_rate(settings: Settings, db: Path, texts: list[str]) -> dict[str, 
     seconds = float(found.group(2))
     return {"texts": len(texts), "seconds": seconds, "texts_per_s": round(len(texts) / seconds, 2),
             "wall_s": round(wall, 2), "texts_per_s_with_start": round(len(texts) / wall, 2), "load_avg_1m": load,
-            "cpu_s": round(cpu_s, 2)}
+            "cpu_s": round(cli_cpu_s, 2)}
 
 
 def ceilings(settings: Settings, db: Path, texts: list[str], *, seconds: float, batch: int) -> dict[str, Any]:
@@ -283,15 +283,6 @@ def _load_average() -> float:
     """The machine's 1-minute load average: how much the run competed for the cores."""
     try:
         return float(Path("/proc/loadavg").read_text().split()[0])
-    except (OSError, ValueError, IndexError):
-        return float("nan")
-
-
-def _cpu_s(pid: int) -> float:
-    """User + system CPU seconds of a process so far (Linux /proc); NaN elsewhere."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
     except (OSError, ValueError, IndexError):
         return float("nan")
 
