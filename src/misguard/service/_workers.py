@@ -26,6 +26,7 @@ import math
 import os
 import signal
 import socket
+import sys
 import time
 from typing import Any
 
@@ -39,9 +40,10 @@ from ._settings import ServiceSettings
 __all__ = ["auto_workers", "serve_workers", "split_limit", "threads_per_worker", "worker_settings"]
 
 def auto_workers() -> int:
-    """One worker per core, at most 4 (`misguard._processes`), and one where the listening
-    sockets cannot be shared (no `SO_REUSEPORT`)."""
-    return _processes.auto_workers() if hasattr(socket, "SO_REUSEPORT") else 1
+    """One worker per core, at most 4 (`misguard._processes`), on Linux, whose kernel spreads
+    connections over a `SO_REUSEPORT` group; one elsewhere (the BSDs' and macOS's
+    `SO_REUSEPORT` is not known to spread them, and Windows has none)."""
+    return _processes.auto_workers() if sys.platform.startswith("linux") else 1
 
 
 def split_limit(limit: str, workers: int) -> str:
@@ -152,6 +154,8 @@ def serve_workers(settings: ServiceSettings, workers: int, host: str, port: int,
     import multiprocessing
     import tempfile
 
+    if not hasattr(socket, "SO_REUSEPORT"):
+        raise ConfigError("--workers above 1 needs SO_REUSEPORT, which this system lacks; use --workers 1")
     if port == 0:
         raise ConfigError("--port 0 (any free port) works with --workers 1 only: the workers must share one port")
     # Handed to the workers as arguments (through a pipe), never in argv or the environment.
