@@ -114,9 +114,9 @@ def test_two_workers_answer_on_one_port_and_their_metrics_add_up(db, tmp_path):
     assert server.key not in (tmp_path / "server.log").read_text()
 
 
-@pytest.mark.slow
-@LINUX_PROC
-def test_when_a_worker_dies_the_service_stops_instead_of_running_short(db, tmp_path):
+@pytest.fixture
+def two_workers(db, tmp_path):
+    """A real `misguard serve --workers 2` and its two worker pids."""
     from misguard.service import ServiceProcess
 
     args = ["--threshold", "0.6", "--workers", "2"]
@@ -124,32 +124,38 @@ def test_when_a_worker_dies_the_service_stops_instead_of_running_short(db, tmp_p
     try:
         workers = _workers_of(server.pid)
         assert len(workers) == 2
-        os.kill(workers[0], signal.SIGKILL)
-        assert server.proc is not None
-        server.proc.wait(timeout=60)
-        assert server.proc.returncode not in (0, None)
-        assert all(not Path(f"/proc/{pid}").exists() or b"zombie" in Path(f"/proc/{pid}/status").read_bytes().lower()
-                   for pid in workers)
-        assert "exited with code" in (tmp_path / "server.log").read_text()
+        yield server, workers
     finally:
         server.stop()
 
 
+def _gone(pid: int) -> bool:
+    status = Path(f"/proc/{pid}/status")
+    try:
+        return b"zombie" in status.read_bytes().lower()
+    except OSError:
+        return True
+
+
 @pytest.mark.slow
 @LINUX_PROC
-def test_a_supervisor_killed_by_sigkill_takes_its_workers_with_it(db, tmp_path):
+def test_when_a_worker_dies_the_service_stops_instead_of_running_short(two_workers, tmp_path):
+    server, workers = two_workers
+    os.kill(workers[0], signal.SIGKILL)
+    assert server.proc is not None
+    server.proc.wait(timeout=60)
+    assert server.proc.returncode not in (0, None)
+    assert all(_gone(pid) for pid in workers)
+    assert "exited with code" in (tmp_path / "server.log").read_text()
+
+
+@pytest.mark.slow
+@LINUX_PROC
+def test_a_supervisor_killed_by_sigkill_takes_its_workers_with_it(two_workers):
     """As one process would die: no worker is left serving (or holding the port) alone."""
-    from misguard.service import ServiceProcess
-
-    args = ["--threshold", "0.6", "--workers", "2"]
-    server = ServiceProcess(db, tmp_path / "server.log", embedder="hashing/256", extra_args=args).start()
-    try:
-        workers = _workers_of(server.pid)
-        assert len(workers) == 2
-        os.kill(server.pid, signal.SIGKILL)
-        deadline = time.monotonic() + 30
-        while any(Path(f"/proc/{pid}").exists() for pid in workers) and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert not any(Path(f"/proc/{pid}").exists() for pid in workers)
-    finally:
-        server.stop()
+    server, workers = two_workers
+    os.kill(server.pid, signal.SIGKILL)
+    deadline = time.monotonic() + 30
+    while not all(_gone(pid) for pid in workers) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert all(_gone(pid) for pid in workers)
