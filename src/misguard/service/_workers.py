@@ -15,8 +15,9 @@ Each worker is a whole service (its own guard, store handle and verdict cache; r
 one store stay consistent, see `_runner`). They share the metrics through prometheus-client's
 multiprocess mode; each gets the settings as an argument of its process (never argv).
 Rate limits with `memory://` counters are per process: each worker counts its own requests
-against the limit divided by the workers, so the whole service never lets more through than
-the limit; `redis://` storage shares exact counters instead.
+against the limit divided by the workers (rounded up), so the whole service lets through at
+most the limit, and one connection's client, served by one worker, gets that worker's
+share; `redis://` storage shares exact counters instead.
 """
 
 from __future__ import annotations
