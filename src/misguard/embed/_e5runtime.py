@@ -21,7 +21,7 @@ from ..errors import MissingExtraError
 from ._base import Embedder, Kind
 from ._e5adapter import E5Adapter
 from ._e5file import E5File, EmbeddingTable
-from ._e5onnx import ensure_model, graph_description
+from ._e5onnx import ensure_model, graph_description, open_session
 from ._e5tok import E5Tokenizer
 
 #: e5's position embeddings (tokens, with the prefix and the special tokens).
@@ -91,14 +91,8 @@ class OnnxE5Embedder(Embedder):
         path, self._stamp = ensure_model(source, model_cache_dir(self.settings), adapter)
         self.precision, self._graph_tag = graph_description(self._stamp)
         self.threads = threads or default_threads()
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = self.threads
-        options.inter_op_num_threads = 1
-        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         self.spinning = self.settings.onnx_spinning
-        if not self.spinning:
-            options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        self._session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+        self._session = open_session(path, self.threads, spinning=self.spinning)
         self.model_path = path
 
     @property
