@@ -1,5 +1,5 @@
 """Worker processes on this machine: how many, how many threads each, and tied to their
-parent (`misguard serve --workers`, `misguard check --input --workers`)."""
+parent (the workers of `misguard serve --workers`)."""
 
 from __future__ import annotations
 

@@ -16,6 +16,10 @@ GELU output of each layer and channel on calibration texts, ships as package dat
 (`data/e5-ffn-act-max.npy`, measured by `misguard models calibrate-e5` on the graph with that
 projection in float32, `build_model_bytes(..., ffn_maxima=None)`).
 
+The residual LayerNorms are plain `Add` + `LayerNormalization` operators and sessions keep
+ONNX Runtime from fusing them (`open_session`): its fused CPU kernel was slower
+(docs/experiments/2026-11-27-e5-layernorm-unfused.md).
+
 The file is built deterministically (same bytes for the same weights, maxima and builder
 version) into a cache directory once, through a temporary file and a rename; a JSON stamp
 beside it records the source file's sha256, the maxima's, the adapter's (a LoRA adapter
