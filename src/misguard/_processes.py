@@ -1,5 +1,6 @@
-"""Worker processes on this machine: how many, how many threads each, and tied to their
-parent (the workers of `misguard serve --workers`)."""
+"""Processes and threads on this machine: the cores this process may use (the embedder's
+threads), and worker processes (`misguard serve --workers`): how many, how many threads
+each, tied to their parent."""
 
 from __future__ import annotations
 

@@ -174,7 +174,7 @@ def test_the_calibration_texts_are_the_tasks_and_the_claims(tmp_path):
     assert passages[: len(tasks)] == [t.user_input for t in tasks] and passages[-1] == "Bats are blind."
     assert " ".join(tasks[0].misinfo_argument) in passages
     claims.write_text(json.dumps({"id": "c1"}) + "\n", encoding="utf-8")
-    with pytest.raises(DataError, match="'text' string"):
+    with pytest.raises(DataError, match="no claim text"):  # the claim reader's own error
         calibration_sets(sample_tasks_path(), claims)
 
 

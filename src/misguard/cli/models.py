@@ -136,7 +136,7 @@ def calibrate_e5(
     ctx: typer.Context,
     output: Annotated[Path, typer.Option("--output", help="Maxima file to write (.npy). The shipped one is src/misguard/embed/data/e5-ffn-act-max.npy.")],
     tasks: Annotated[str, typer.Option("--tasks", help="MisInfoTask-format tasks: a path, or the dataset file misinfotask-new/tasks.json.")] = "misinfotask-new/tasks.json",
-    claims: Annotated[Path | None, typer.Option("--claims", help="A claims JSONL with 'text' (default: the sample claims that ship with misguard).")] = None,
+    claims: Annotated[Path | None, typer.Option("--claims", help="A claim file in any format `claims add` reads (default: the sample claims that ship with misguard).")] = None,
     threads: Annotated[int | None, typer.Option(min=1, help="ONNX Runtime threads (default: one per core; the result does not depend on it).")] = None,
 ) -> None:
     """Measure the e5 graph's FFN activation maxima (max |GELU output| per layer and channel) on

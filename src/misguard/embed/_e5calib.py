@@ -15,7 +15,6 @@ them.
 
 from __future__ import annotations
 
-import json
 import os
 import tempfile
 from collections.abc import Callable, Sequence
@@ -23,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import DataError, MissingExtraError
+from ..errors import MissingExtraError
 from ._base import Kind
 from ._e5file import E5File, EmbeddingTable, sha256_of
 from ._e5onnx import build_model_bytes, check_weights, open_session
@@ -35,22 +34,13 @@ CalibrationSet = tuple[Kind, list[str]]
 
 
 def calibration_sets(tasks_path: Path, claims_path: Path | None = None) -> list[CalibrationSet]:
-    """The calibration texts from a MisInfoTask-format task file and a claims JSONL (default:
-    the sample claims that ship with misguard)."""
-    from ..claims._ingest import sample_claims_path
+    """The calibration texts from a MisInfoTask-format task file and a claim file in any format
+    `misguard claims add` reads (default: the sample claims that ship with misguard)."""
+    from ..claims._ingest import read_claims, sample_claims_path
     from ..mas._tasks import load_tasks
 
     tasks = load_tasks(tasks_path)
-    claims_path = claims_path or sample_claims_path()
-    claims = []
-    with open(claims_path, encoding="utf-8") as handle:
-        for number, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
-            row = json.loads(line)
-            if not isinstance(row, dict) or not isinstance(row.get("text"), str):
-                raise DataError("a claim row needs a 'text' string", source=str(claims_path), line=number)
-            claims.append(row["text"])
+    claims = [c.text for c in read_claims(claims_path or sample_claims_path())]
     queries = [t.misinfo_goal for t in tasks] + [g for t in tasks for g in t.ground_truth] + claims
     passages = ([t.user_input for t in tasks] + [a for t in tasks for a in t.misinfo_argument]
                 + [t.reference_solution for t in tasks] + [" ".join(t.misinfo_argument) for t in tasks] + claims)

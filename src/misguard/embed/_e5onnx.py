@@ -46,8 +46,8 @@ from ._e5file import E5_FILE_SHA256, E5File, sha256_of
 #: Bump when the graph changes: the cached file's name and stamp carry it.
 BUILDER_VERSION = 3
 #: ONNX Runtime graph rewrites left off: it would fuse each residual Add + LayerNormalization
-#: back into SkipLayerNormalization, whose CPU kernel took a fifth of a short batch's time
-#: (docs/experiments/2026-11-27-e5-layernorm-unfused.md).
+#: back into SkipLayerNormalization, whose CPU kernel is slower: 1.26x on short statements
+#: without it (docs/experiments/2026-11-27-e5-layernorm-unfused.md).
 DISABLED_OPTIMIZERS = ["SkipLayerNormFusion"]
 #: SmoothQuant's migration strength for the FFN output: a = 0.5 and a = 0 lost the vectors,
 #: 0.75 kept them (docs/experiments/2026-11-27-e5-int8-ffn-output.md).

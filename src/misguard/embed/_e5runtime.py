@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from .._processes import usable_cores
 from ..config import EmbedSettings
 from ..errors import MissingExtraError
 from ._base import Embedder, Kind
@@ -49,10 +50,7 @@ def default_threads() -> int:
     env = os.environ.get("OMP_NUM_THREADS", "").strip()
     if env.isdigit() and int(env) > 0:
         return int(env)
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # not Linux
-        return max(1, os.cpu_count() or 1)
+    return usable_cores()
 
 
 def model_cache_dir(settings: EmbedSettings) -> Path:

@@ -93,8 +93,7 @@ def listener(host: str, port: int) -> socket.socket:
 
     Created with the TCP protocol number: asyncio sets TCP_NODELAY only on connections
     accepted from a socket marked TCP, and without it every keep-alive request after the
-    first waited about 40 ms for a delayed ACK (uvicorn's own shared socket has protocol 0,
-    uvicorn issue 3149)."""
+    first waited about 40 ms for a delayed ACK (uvicorn's own shared socket has protocol 0)."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
