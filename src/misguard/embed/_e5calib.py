@@ -73,7 +73,7 @@ def ffn_activation_maxima(sets: Sequence[CalibrationSet], *, threads: int | None
         # the runtime's own calls: each one's int8 activation scale depends on its batch
         for run in plan_runs([len(i) for i in ids]):
             embeds, mask = table.batch([ids[i] for i in run], tokenizer.pad)
-            real = mask.astype(bool)
+            real = mask.astype(bool).reshape(-1)  # the GELU outputs have one row per token
             for layer, gelu in enumerate(session.run(names, {"embeds": embeds, "mask": mask})):
                 np.maximum(maxima[layer], np.abs(gelu[real]).max(axis=0), out=maxima[layer])
             done += len(run)

