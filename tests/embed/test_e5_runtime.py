@@ -184,11 +184,14 @@ def test_a_texts_vector_does_not_depend_on_its_batch(onnx_e5):
     """Activations are quantized one token at a time, so the other texts of a batch and its
     padding leave a text's vector as it is alone: a verdict does not depend on what else was
     checked with it (with one int8 scale per call, cosines fell to 0.995)."""
-    texts = [t for t in TEXTS if t.strip()]
-    together = onnx_e5._embed_batch(texts, "query")
-    padded = onnx_e5._embed_batch([*texts, " ".join(texts) * 3], "query")[: len(texts)]
+    texts = [t for t in TEXTS if t.strip() and len(onnx_e5.token_ids(t, "query")) < 64]
+    ids = [onnx_e5.token_ids(t, "query") for t in texts]
+    together = onnx_e5.run(ids)  # one call, each text padded to the longest of them
+    longest = onnx_e5.token_ids(" ".join(texts) * 3, "query")
+    assert len(texts) >= 8 and len(longest) > 2 * max(map(len, ids))  # every text padded far beyond itself
+    padded = onnx_e5.run([*ids, longest])[: len(texts)]
     for i, text in enumerate(texts):
-        alone = onnx_e5._embed_batch([text], "query")[0]
+        alone = onnx_e5.run([ids[i]])[0]
         for vector in (together[i], padded[i]):
             cos = float(alone @ vector / np.linalg.norm(alone) / np.linalg.norm(vector))
             assert cos >= 0.99999, (text, cos)

@@ -70,7 +70,7 @@ def ffn_activation_maxima(sets: Sequence[CalibrationSet], *, threads: int | None
     done = 0
     for kind, texts in sets:
         ids = [model_token_ids(tokenizer, text, kind) for text in texts]
-        # the runtime's own calls: each one's int8 activation scale depends on its batch
+        # the runtime's own calls (the maxima leave padding out: `real` below)
         for run in plan_runs([len(i) for i in ids]):
             embeds, mask = table.batch([ids[i] for i in run], tokenizer.pad)
             real = mask.astype(bool).reshape(-1)  # the GELU outputs have one row per token

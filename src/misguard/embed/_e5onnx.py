@@ -270,8 +270,10 @@ def build_model_bytes(f: E5File | MergedE5Weights, ffn_maxima: np.ndarray | None
         return node("LayerNormalization", [summed, init(norm + ".w", f.vector(norm + ".w")),
                                            init(norm + ".b", f.vector(norm + ".b"))], out, axis=-1, epsilon=s.eps)
 
-    init("tiny", np.array(1e-12, np.float32)); init("inv127", np.array(1 / 127, np.float32))
-    init("zp128", np.array(128, np.uint8)); init("one", np.array(1.0, np.float32))
+    init("tiny", np.array(1e-12, np.float32))
+    init("inv127", np.array(1 / 127, np.float32))
+    init("zp128", np.array(128, np.uint8))
+    init("one", np.array(1.0, np.float32))
     init("axis1", np.array([1], np.int64))
     flat = init("flat", np.array([-1, h], np.int64))
     shape3 = node("Shape", ["embeds"], "shape3")
